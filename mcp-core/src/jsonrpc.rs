@@ -1,0 +1,818 @@
+//! JSON-RPC 2.0 as MCP uses it: the four message shapes, request ids, error objects and the
+//! codec that turns bytes into [`Message`]s with the exact error mapping the spec asks for.
+//!
+//! `params` and `result` are kept as raw JSON text ([`RawValue`]): the envelope is decoded once,
+//! and the payload is parsed straight into the typed struct that the method calls for, with no
+//! intermediate `serde_json::Value` tree. That is what makes a typed round trip cheaper than a
+//! `Value` round trip of the same bytes.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The JSON-RPC protocol version string every message carries.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// Standard and MCP-specific error codes.
+pub mod codes {
+    /// Invalid JSON was received (not UTF-8, or not JSON at all).
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error (also: a handler that panicked).
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// 2026-07-28: an HTTP header disagrees with the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request needs a client capability the client did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: the requested protocol version is not supported.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+    /// Up to 2025-11-25: resource not found (retired in 2026-07-28, which uses -32602).
+    pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
+    /// 2025-11-25 only: URL-mode elicitation is required before the request can go on.
+    pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+}
+
+/// A request id: a string or an integer. `null` is not a valid request id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl RequestId {
+    /// Reads an id out of a JSON value: a string or an integer, nothing else.
+    pub fn from_value(v: &Value) -> Option<RequestId> {
+        match v {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => s.serialize_i64(*n),
+            RequestId::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer request id")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+                i64::try_from(v)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::custom("request id out of range"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The `error` member of an error response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The error code (see [`codes`]).
+    pub code: i64,
+    /// A short, one-sentence description.
+    pub message: String,
+    /// Extra information defined by the sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and a message.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// Adds `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32700.
+    pub fn parse_error(detail: impl fmt::Display) -> Self {
+        Self::new(codes::PARSE_ERROR, format!("Parse error: {detail}"))
+    }
+
+    /// -32600.
+    pub fn invalid_request(detail: impl fmt::Display) -> Self {
+        Self::new(codes::INVALID_REQUEST, format!("Invalid request: {detail}"))
+    }
+
+    /// -32601.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            codes::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    /// -32602.
+    pub fn invalid_params(detail: impl fmt::Display) -> Self {
+        Self::new(codes::INVALID_PARAMS, format!("Invalid params: {detail}"))
+    }
+
+    /// -32603.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(codes::INTERNAL_ERROR, format!("Internal error: {detail}"))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (code {})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// Parses a JSON text into a boxed raw value; used for `params` and `result`.
+fn raw(json: String) -> Box<RawValue> {
+    // `to_string` of a Serialize value is always valid JSON, so this cannot fail; should it ever,
+    // an empty object is still a valid payload.
+    RawValue::from_string(json)
+        .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("literal JSON"))
+}
+
+/// Serializes any value into raw JSON text.
+///
+/// # Errors
+/// Fails only when the value's `Serialize` impl fails (for example a map with non-string keys).
+pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
+    serde_json::to_string(value).map(raw)
+}
+
+/// Reads raw JSON text (or its absence, as `{}`) into a typed value.
+fn from_raw<'a, T: Deserialize<'a>>(v: Option<&'a RawValue>) -> Result<T, serde_json::Error> {
+    match v {
+        Some(r) => serde_json::from_str(r.get()),
+        None => serde_json::from_str("{}"),
+    }
+}
+
+/// A request: it carries an id and expects exactly one response.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The id the response must echo.
+    pub id: RequestId,
+    /// The method name, such as `tools/call`.
+    pub method: String,
+    /// The parameters, as raw JSON (an object in MCP).
+    pub params: Option<Box<RawValue>>,
+}
+
+impl Request {
+    /// Builds a request, serializing `params`.
+    ///
+    /// # Errors
+    /// When `params` cannot be serialized.
+    pub fn new<P: Serialize + ?Sized>(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: &P,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Request {
+            id: id.into(),
+            method: method.into(),
+            params: Some(to_raw(params)?),
+        })
+    }
+
+    /// Decodes the params into `T` (absent params read as `{}`).
+    ///
+    /// # Errors
+    /// When the params do not fit `T`; the caller usually answers -32602.
+    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        from_raw(self.params.as_deref())
+    }
+
+    /// The params as a JSON value (`Value::Null` when absent).
+    pub fn params_value(&self) -> Value {
+        self.params
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone)]
+pub struct Notification {
+    /// The method name, such as `notifications/progress`.
+    pub method: String,
+    /// The parameters, as raw JSON.
+    pub params: Option<Box<RawValue>>,
+}
+
+impl Notification {
+    /// Builds a notification, serializing `params`.
+    ///
+    /// # Errors
+    /// When `params` cannot be serialized.
+    pub fn new<P: Serialize + ?Sized>(
+        method: impl Into<String>,
+        params: &P,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Notification {
+            method: method.into(),
+            params: Some(to_raw(params)?),
+        })
+    }
+
+    /// A notification without params.
+    pub fn bare(method: impl Into<String>) -> Self {
+        Notification {
+            method: method.into(),
+            params: None,
+        }
+    }
+
+    /// Decodes the params into `T` (absent params read as `{}`).
+    ///
+    /// # Errors
+    /// When the params do not fit `T`.
+    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        from_raw(self.params.as_deref())
+    }
+
+    /// The params as a JSON value (`Value::Null` when absent).
+    pub fn params_value(&self) -> Value {
+        self.params
+            .as_deref()
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or(Value::Null)
+    }
+}
+
+/// A successful response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result, as raw JSON.
+    pub result: Box<RawValue>,
+}
+
+impl Response {
+    /// Builds a response, serializing `result`.
+    ///
+    /// # Errors
+    /// When `result` cannot be serialized.
+    pub fn new<R: Serialize + ?Sized>(id: RequestId, result: &R) -> Result<Self, serde_json::Error> {
+        Ok(Response {
+            id,
+            result: to_raw(result)?,
+        })
+    }
+
+    /// Decodes the result into `T`.
+    ///
+    /// # Errors
+    /// When the result does not fit `T`.
+    pub fn result<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.result.get())
+    }
+}
+
+/// An error response. The id is absent when the request's id could not be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorResponse {
+    /// The id of the request this answers, when known.
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: ErrorObject,
+}
+
+/// One JSON-RPC message.
+#[derive(Debug, Clone)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A successful response.
+    Response(Response),
+    /// An error response.
+    Error(ErrorResponse),
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
+}
+impl From<Response> for Message {
+    fn from(r: Response) -> Self {
+        Message::Response(r)
+    }
+}
+impl From<ErrorResponse> for Message {
+    fn from(r: ErrorResponse) -> Self {
+        Message::Error(r)
+    }
+}
+
+impl Message {
+    /// An error response for `id`.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Message::Error(ErrorResponse { id, error })
+    }
+
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            _ => None,
+        }
+    }
+
+    /// The id, for requests and responses.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            Message::Request(r) => Some(&r.id),
+            Message::Response(r) => Some(&r.id),
+            Message::Error(e) => e.id.as_ref(),
+            Message::Notification(_) => None,
+        }
+    }
+
+    /// True for responses and error responses.
+    pub fn is_response(&self) -> bool {
+        matches!(self, Message::Response(_) | Message::Error(_))
+    }
+
+    /// Encodes the message as compact JSON with no newline inside it (one stdio line, one
+    /// HTTP body, one SSE `data:` field).
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(128);
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the compact JSON encoding of the message to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let start = out.len();
+        // Serializing into a Vec cannot fail: every field is a string, a number, raw JSON or a
+        // `Value`, all of which serialize.
+        let _ = serde_json::to_writer(&mut *out, self);
+        // Raw payloads that were decoded from pretty-printed input keep their whitespace, which
+        // may include newlines; re-encode those compactly so framing stays intact.
+        if out[start..].contains(&b'\n') {
+            let compact: Option<Value> = serde_json::from_slice(&out[start..]).ok();
+            out.truncate(start);
+            if let Some(v) = compact {
+                let _ = serde_json::to_writer(&mut *out, &v);
+            }
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(r) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+                m.serialize_entry("id", &r.id)?;
+                m.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    m.serialize_entry("params", p)?;
+                }
+                m.end()
+            }
+            Message::Notification(n) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+                m.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    m.serialize_entry("params", p)?;
+                }
+                m.end()
+            }
+            Message::Response(r) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+                m.serialize_entry("id", &r.id)?;
+                m.serialize_entry("result", &r.result)?;
+                m.end()
+            }
+            Message::Error(e) => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("jsonrpc", JSONRPC_VERSION)?;
+                // JSON-RPC 2.0 requires `id: null` when the request id is unknown; the
+                // 2026-07-28 schema also allows leaving it out. `null` satisfies both.
+                m.serialize_entry("id", &e.id)?;
+                m.serialize_entry("error", &e.error)?;
+                m.end()
+            }
+        }
+    }
+}
+
+/// Why bytes could not be decoded into a message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeError {
+    /// The id of the offending request, when it could be recovered.
+    pub id: Option<RequestId>,
+    /// The JSON-RPC error to send back (-32700 or -32600).
+    pub error: ErrorObject,
+}
+
+impl DecodeError {
+    fn parse(detail: impl fmt::Display) -> Self {
+        DecodeError {
+            id: None,
+            error: ErrorObject::parse_error(detail),
+        }
+    }
+
+    fn invalid(id: Option<RequestId>, detail: impl fmt::Display) -> Self {
+        DecodeError {
+            id,
+            error: ErrorObject::invalid_request(detail),
+        }
+    }
+
+    /// True when the bytes were not JSON at all (-32700).
+    pub fn is_parse_error(&self) -> bool {
+        self.error.code == codes::PARSE_ERROR
+    }
+
+    /// The error response to send back to the peer.
+    pub fn to_response(&self) -> Message {
+        Message::error(self.id.clone(), self.error.clone())
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// What one decoded payload held: a single message or a batch.
+#[derive(Debug)]
+pub enum Incoming {
+    /// One message.
+    Single(Message),
+    /// A JSON-RPC batch (only where the negotiated revision allows it: 2025-03-26). Each
+    /// element decodes on its own; a bad element gets its own error response.
+    Batch(Vec<Result<Message, DecodeError>>),
+}
+
+/// Decodes one message; a JSON array (batch) is refused with -32600.
+///
+/// # Errors
+/// -32700 when the bytes are not UTF-8 or not JSON; -32600 when they are JSON but not a valid
+/// JSON-RPC message, with the request id when one can be recovered.
+pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+    match decode_incoming(bytes, false)? {
+        Incoming::Single(m) => Ok(m),
+        // decode_incoming refuses batches when they are not allowed.
+        Incoming::Batch(_) => Err(DecodeError::invalid(None, "batches are not supported")),
+    }
+}
+
+/// Decodes one payload, accepting a batch only when `allow_batch` is true.
+///
+/// # Errors
+/// As [`decode`]; an empty batch, or a batch where batches are not allowed, is -32600.
+pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, DecodeError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError::parse(e))?;
+    let first = text.trim_start().as_bytes().first().copied();
+    match first {
+        Some(b'{') => decode_object(text).map(Incoming::Single),
+        Some(b'[') => {
+            let items: Vec<&RawValue> =
+                serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
+            if !allow_batch {
+                return Err(DecodeError::invalid(
+                    None,
+                    "JSON-RPC batches are not supported by the negotiated protocol revision",
+                ));
+            }
+            if items.is_empty() {
+                return Err(DecodeError::invalid(None, "empty batch"));
+            }
+            Ok(Incoming::Batch(
+                items.into_iter().map(|r| decode_object(r.get())).collect(),
+            ))
+        }
+        _ => {
+            // Not an object or array: find out whether it is JSON at all.
+            match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Ok(_) => Err(DecodeError::invalid(None, "a message must be a JSON object")),
+                Err(e) => Err(DecodeError::parse(e)),
+            }
+        }
+    }
+}
+
+/// serde_json reports syntax errors and type errors alike; a syntax error is -32700, a valid
+/// JSON text of the wrong shape is -32600.
+fn classify_json_error(text: &str, e: serde_json::Error) -> DecodeError {
+    match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            DecodeError::parse(e)
+        }
+        serde_json::error::Category::Io => DecodeError::parse(e),
+        serde_json::error::Category::Data => {
+            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+                DecodeError::parse(e)
+            } else {
+                DecodeError::invalid(None, e)
+            }
+        }
+    }
+}
+
+/// The envelope with every member optional, so each malformed shape gets its precise error.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Keeps a present `null` as `Some(Value::Null)` so it is told apart from an absent member.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+fn decode_object(text: &str) -> Result<Message, DecodeError> {
+    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
+    let id_value = env.id;
+    // An id we can echo back in an error response, if the id member was usable.
+    let echo_id = id_value.as_ref().and_then(RequestId::from_value);
+
+    match env.jsonrpc.map(RawValue::get) {
+        Some("\"2.0\"") => {}
+        Some(_) => return Err(DecodeError::invalid(echo_id, "jsonrpc must be \"2.0\"")),
+        None => return Err(DecodeError::invalid(echo_id, "missing jsonrpc member")),
+    }
+
+    if let Some(method_raw) = env.method {
+        let method: String = serde_json::from_str(method_raw.get())
+            .map_err(|_| DecodeError::invalid(echo_id.clone(), "method must be a string"))?;
+        if env.result.is_some() || env.error.is_some() {
+            return Err(DecodeError::invalid(
+                echo_id,
+                "a message cannot carry both method and result/error",
+            ));
+        }
+        let params = match env.params {
+            None => None,
+            Some(p) => match p.get().trim_start().as_bytes().first() {
+                Some(b'{') | Some(b'[') => Some(p.to_owned()),
+                _ => {
+                    return Err(DecodeError::invalid(
+                        echo_id,
+                        "params must be an object or an array",
+                    ));
+                }
+            },
+        };
+        return match id_value {
+            None => Ok(Message::Notification(Notification { method, params })),
+            Some(v) => match RequestId::from_value(&v) {
+                Some(id) => Ok(Message::Request(Request { id, method, params })),
+                None => Err(DecodeError::invalid(
+                    None,
+                    "request id must be a string or an integer",
+                )),
+            },
+        };
+    }
+
+    match (env.result, env.error) {
+        (Some(_), Some(_)) => Err(DecodeError::invalid(
+            echo_id,
+            "a response cannot carry both result and error",
+        )),
+        (Some(result), None) => match echo_id {
+            Some(id) => Ok(Message::Response(Response {
+                id,
+                result: result.to_owned(),
+            })),
+            None => Err(DecodeError::invalid(
+                None,
+                "a response must carry a string or integer id",
+            )),
+        },
+        (None, Some(error)) => {
+            let error: ErrorObject = serde_json::from_str(error.get())
+                .map_err(|e| DecodeError::invalid(echo_id.clone(), e))?;
+            match id_value {
+                None | Some(Value::Null) => Ok(Message::Error(ErrorResponse { id: None, error })),
+                Some(_) => match echo_id {
+                    Some(id) => Ok(Message::Error(ErrorResponse {
+                        id: Some(id),
+                        error,
+                    })),
+                    None => Err(DecodeError::invalid(
+                        None,
+                        "response id must be a string or an integer",
+                    )),
+                },
+            }
+        }
+        (None, None) => Err(DecodeError::invalid(
+            echo_id,
+            "not a request, notification or response",
+        )),
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw: &RawValue = <&RawValue>::deserialize(d)?;
+        decode_object(raw.get()).map_err(|e| de::Error::custom(e.error.message))
+    }
+}
+
+/// Encodes a batch of messages as one JSON array.
+pub fn encode_batch(messages: &[Message]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 * messages.len() + 2);
+    out.push(b'[');
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        m.encode_into(&mut out);
+    }
+    out.push(b']');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(bytes: &[u8]) -> (i64, Option<RequestId>) {
+        let e = decode(bytes).unwrap_err();
+        (e.error.code, e.id)
+    }
+
+    #[test]
+    fn request_round_trip() {
+        let m = decode(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap();
+        assert!(matches!(&m, Message::Request(r) if r.id == RequestId::Number(7) && r.method == "ping" && r.params.is_none()));
+        assert_eq!(m.to_vec(), br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    }
+
+    #[test]
+    fn notification_and_string_id() {
+        let m = decode(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert!(matches!(m, Message::Notification(_)));
+        let m = decode(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
+        assert_eq!(m.id(), Some(&RequestId::from("a")));
+    }
+
+    #[test]
+    fn error_mapping() {
+        assert_eq!(code(b"not json").0, codes::PARSE_ERROR);
+        assert_eq!(code(b"{\"jsonrpc\":").0, codes::PARSE_ERROR);
+        assert_eq!(code(b"\xff\xfe").0, codes::PARSE_ERROR);
+        assert_eq!(code(b"42").0, codes::INVALID_REQUEST);
+        assert_eq!(code(b"[]").0, codes::INVALID_REQUEST);
+        assert_eq!(
+            code(br#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
+            (codes::INVALID_REQUEST, Some(RequestId::Number(3)))
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#),
+            (codes::INVALID_REQUEST, None)
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":"q","method":5}"#),
+            (codes::INVALID_REQUEST, Some(RequestId::from("q")))
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":3}"#).0,
+            codes::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).0,
+            codes::INVALID_REQUEST
+        );
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1}"#).0, codes::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn batches_only_when_allowed() {
+        let b = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":5}]"#;
+        assert_eq!(code(b).0, codes::INVALID_REQUEST);
+        match decode_incoming(b, true).unwrap() {
+            Incoming::Batch(items) => {
+                assert!(items[0].is_ok());
+                assert_eq!(
+                    items[1].as_ref().unwrap_err().error.code,
+                    codes::INVALID_REQUEST
+                );
+            }
+            Incoming::Single(_) => panic!("expected a batch"),
+        }
+        assert_eq!(
+            decode_incoming(b"[]", true).unwrap_err().error.code,
+            codes::INVALID_REQUEST
+        );
+    }
+
+    #[test]
+    fn pretty_params_are_reencoded_on_one_line() {
+        let m = decode(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\n\"a\": 1\n}}")
+            .unwrap();
+        let out = m.to_vec();
+        assert!(!out.contains(&b'\n'));
+        let back = decode(&out).unwrap();
+        assert!(matches!(back, Message::Request(r) if r.params_value()["a"] == 1));
+    }
+}

@@ -1,0 +1,126 @@
+//! The seam where transports meet whatever serves MCP.
+//!
+//! A transport (stdio, Streamable HTTP, an in-memory pipe in a test) turns bytes into
+//! [`Message`]s and hands them to a [`Session`]; the session answers through the [`Outbound`]
+//! the transport gave it. The server kit implements [`Service`]; transports depend only on these
+//! traits, never on the kit, so any transport serves any service.
+//!
+//! Routing: every outgoing message may name the incoming request it belongs to (its response, its
+//! progress and log notifications, a server-to-client request made while handling it). A
+//! transport with one stream per request (Streamable HTTP) uses that to pick the stream; a
+//! transport with a single pipe (stdio) ignores it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::jsonrpc::{Message, RequestId};
+use crate::version::ProtocolVersion;
+
+/// The peer is gone (or the stream the message belonged to was closed): nothing was sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed;
+
+impl fmt::Display for Closed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the connection to the peer is closed")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+/// Where a session's outgoing messages go.
+pub trait Outbound: Send + Sync {
+    /// Sends one message. `related` is the id of the incoming request the message belongs to,
+    /// if any. Blocks while the transport is back-pressured (a bounded queue is full).
+    ///
+    /// # Errors
+    /// [`Closed`] when the peer, or the stream for `related`, is gone.
+    fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed>;
+}
+
+/// Which kind of transport a session runs on; services may shape behaviour by it (for example,
+/// `notifications/cancelled` travels only on stdio in the 2026-07-28 era).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// Newline-delimited JSON over a pipe pair.
+    Stdio,
+    /// Streamable HTTP (one session per `Mcp-Session-Id`, or one exchange per POST in the
+    /// 2026-07-28 era).
+    StreamableHttp,
+    /// The deprecated HTTP+SSE transport of 2024-11-05.
+    LegacySse,
+    /// An in-process connection (tests, embedding).
+    Memory,
+}
+
+/// What the transport knows when a session opens.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The transport the session runs on.
+    pub transport: TransportKind,
+    /// The revision the transport already knows the peer speaks (from an HTTP header, say).
+    pub protocol_version: Option<ProtocolVersion>,
+    /// Claims from the transport's authorization step (for example a validated bearer
+    /// token's subject and scopes), passed through to handlers untouched.
+    pub auth: Option<serde_json::Value>,
+}
+
+impl SessionInfo {
+    /// Info for a transport with nothing else known yet.
+    pub fn new(transport: TransportKind) -> Self {
+        SessionInfo {
+            transport,
+            protocol_version: None,
+            auth: None,
+        }
+    }
+
+    /// Sets the revision the transport already knows.
+    pub fn with_protocol_version(mut self, v: ProtocolVersion) -> Self {
+        self.protocol_version = Some(v);
+        self
+    }
+
+    /// Sets authorization claims.
+    pub fn with_auth(mut self, claims: serde_json::Value) -> Self {
+        self.auth = Some(claims);
+        self
+    }
+}
+
+/// Something that serves MCP: it opens a [`Session`] per connection (stdio), per
+/// `Mcp-Session-Id` (legacy HTTP) or per exchange (2026-07-28 HTTP).
+pub trait Service: Send + Sync + 'static {
+    /// Opens a session whose outgoing messages go to `out`.
+    fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session>;
+}
+
+/// One conversation with one peer.
+///
+/// Transports may call [`Session::handle`] from several threads at once (one per HTTP request),
+/// so implementations use interior mutability. `handle` must return quickly: long work belongs
+/// on the service's own worker threads.
+pub trait Session: Send + Sync {
+    /// Takes one incoming message (decode errors were already answered by the transport).
+    fn handle(&self, msg: Message);
+
+    /// The peer is gone or the transport is shutting down: cancel outstanding work. No more
+    /// messages will arrive; messages sent after this may be dropped.
+    fn close(&self);
+
+    /// The peer stopped listening for the answer to `id` (an HTTP client closed the response
+    /// stream). In the 2026-07-28 era this is a cancellation; in the legacy era the answer may
+    /// still go to a resumed stream, so the default does nothing.
+    fn stream_closed(&self, id: &RequestId) {
+        let _ = id;
+    }
+}
+
+/// Blanket impl so an `Arc<S>` can be passed where a service is wanted.
+impl<S: Service> Service for Arc<S> {
+    fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        (**self).open(info, out)
+    }
+}

@@ -1,0 +1,2 @@
+//! Placeholder.
+#![deny(missing_docs)]
