@@ -15,8 +15,10 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod engine;
 pub mod jsonrpc;
 pub mod service;
+pub mod types;
 pub mod version;
 
 pub use jsonrpc::{ErrorObject, Message, RequestId};

@@ -1,0 +1,1 @@
+//! The sans-I/O protocol engine (being filled in).

@@ -1,0 +1,1 @@
+//! Typed MCP messages for every released revision (being filled in).
