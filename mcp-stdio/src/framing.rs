@@ -1,0 +1,515 @@
+//! Newline-delimited JSON-RPC: one message per line, over any [`BufRead`] and [`Write`].
+//!
+//! The MCP stdio transport puts each message on its own line with no newline inside it. The
+//! reader here is the defensive half: a peer may send CRLF line ends, blank lines, garbage or a
+//! line of a gigabyte. Each bad line becomes a [`FrameError`] the caller can answer, and the next
+//! line is read as usual. An over-long line is skipped byte by byte as it arrives rather than
+//! collected, so memory stays bounded by the configured limit plus one read chunk.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, BufRead, Write};
+
+use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Incoming, Message, codes};
+
+/// The default longest line accepted: 4 MiB, well above any sane MCP message, well below what
+/// would hurt a small machine.
+pub const DEFAULT_MAX_LINE_LEN: usize = 4 * 1024 * 1024;
+
+/// Why a line gave no message.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FrameError {
+    /// The line was longer than the limit; it was discarded without being kept in memory.
+    TooLarge {
+        /// How many bytes the discarded line held (without its line end).
+        len: usize,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// The line was not UTF-8, not JSON (-32700) or not a JSON-RPC message (-32600).
+    Decode(DecodeError),
+    /// Reading the stream failed; no more lines will come.
+    Io(io::Error),
+}
+
+impl FrameError {
+    /// The error response the peer should get, or `None` for an I/O error (there is nobody to
+    /// answer).
+    pub fn to_response(&self) -> Option<Message> {
+        match self {
+            FrameError::TooLarge { len, limit } => Some(Message::error(
+                None,
+                ErrorObject::new(codes::INVALID_REQUEST, "message too large")
+                    .with_data(serde_json::json!({ "length": len, "maxLength": limit })),
+            )),
+            FrameError::Decode(e) => Some(e.to_response()),
+            FrameError::Io(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::TooLarge { len, limit } => write!(
+                f,
+                "a line of {len} bytes exceeded the {limit}-byte limit and was discarded"
+            ),
+            FrameError::Decode(e) => write!(f, "undecodable line: {e}"),
+            FrameError::Io(e) => write!(f, "reading the stream failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FrameError::Decode(e) => Some(e),
+            FrameError::Io(e) => Some(e),
+            FrameError::TooLarge { .. } => None,
+        }
+    }
+}
+
+/// What [`read_bounded_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LineRead {
+    /// A line is in the buffer (line end and a trailing `\r` removed).
+    Line,
+    /// A line longer than the limit was skipped; it held this many bytes.
+    TooLarge(usize),
+    /// End of stream.
+    Eof,
+}
+
+/// Reads one line into `buf` (cleared first), keeping at most `limit` bytes. A longer line is
+/// consumed and dropped chunk by chunk, so nothing beyond `limit` plus the reader's own buffer
+/// is ever held. A last line without `\n` before EOF still counts as a line.
+pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<LineRead> {
+    buf.clear();
+    let mut seen = 0usize;
+    let mut overflow = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(match (overflow, seen) {
+                (true, _) => LineRead::TooLarge(seen),
+                (false, 0) => LineRead::Eof,
+                (false, _) => {
+                    strip_cr(buf);
+                    LineRead::Line
+                }
+            });
+        }
+        let (part, used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        seen = seen.saturating_add(part.len());
+        if !overflow {
+            if seen > limit {
+                overflow = true;
+                buf.clear();
+            } else {
+                push_bounded(buf, part, limit);
+            }
+        }
+        r.consume(used);
+        if done {
+            if overflow {
+                return Ok(LineRead::TooLarge(seen));
+            }
+            strip_cr(buf);
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+/// Appends without letting `Vec`'s doubling overshoot the limit.
+fn push_bounded(buf: &mut Vec<u8>, part: &[u8], limit: usize) {
+    let needed = buf.len() + part.len();
+    if needed > buf.capacity() {
+        let target = (buf.capacity() * 2).max(needed).min(limit).max(needed);
+        buf.reserve_exact(target - buf.len());
+    }
+    buf.extend_from_slice(part);
+}
+
+fn strip_cr(buf: &mut Vec<u8>) {
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
+/// Reads messages, one per line, from a [`BufRead`].
+///
+/// Yields `Ok(message)` per message, `Err(FrameError::TooLarge | Decode)` per bad line (the next
+/// line is read normally afterwards), and ends after EOF or the first `Err(FrameError::Io)`.
+/// Blank lines are skipped; a batch (a JSON array) is split into its elements when batches are
+/// allowed, each element yielded on its own (a bad element as its own `Decode` error), and is a
+/// `Decode` error (-32600) otherwise.
+///
+/// ```
+/// use mcp_stdio::framing::MessageReader;
+///
+/// let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\nnot json\n";
+/// let mut reader = MessageReader::new(&input[..]);
+/// assert_eq!(reader.next().unwrap().unwrap().method(), Some("ping"));
+/// assert!(reader.next().unwrap().is_err()); // -32700, answered by the caller
+/// assert!(reader.next().is_none());
+/// ```
+#[derive(Debug)]
+pub struct MessageReader<R> {
+    inner: R,
+    max_line_len: usize,
+    allow_batches: bool,
+    line: Vec<u8>,
+    queued: VecDeque<Result<Message, DecodeError>>,
+    done: bool,
+}
+
+impl<R: BufRead> MessageReader<R> {
+    /// A reader with the default limit ([`DEFAULT_MAX_LINE_LEN`]) that refuses batches.
+    pub fn new(inner: R) -> Self {
+        MessageReader {
+            inner,
+            max_line_len: DEFAULT_MAX_LINE_LEN,
+            allow_batches: false,
+            line: Vec::new(),
+            queued: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// Sets the longest line accepted, in bytes (at least 1).
+    pub fn with_max_line_len(mut self, limit: usize) -> Self {
+        self.max_line_len = limit.max(1);
+        self
+    }
+
+    /// Accepts JSON-RPC batches (only the 2025-03-26 revision has them) and splits them.
+    pub fn with_batches(mut self, allow: bool) -> Self {
+        self.allow_batches = allow;
+        self
+    }
+
+    /// Changes whether batches are accepted, for a caller that learns the revision mid-stream.
+    pub fn set_allow_batches(&mut self, allow: bool) {
+        self.allow_batches = allow;
+    }
+
+    /// The longest line accepted.
+    pub fn max_line_len(&self) -> usize {
+        self.max_line_len
+    }
+
+    /// The underlying reader.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
+    /// The underlying reader, mutably (reading from it directly breaks framing).
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    /// Gives back the underlying reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// Bytes held for the current line; never more than the limit.
+    #[cfg(test)]
+    fn line_capacity(&self) -> usize {
+        self.line.capacity()
+    }
+
+    /// The next message or bad line; `None` after EOF or an I/O error.
+    pub fn read_message(&mut self) -> Option<Result<Message, FrameError>> {
+        if let Some(item) = self.queued.pop_front() {
+            return Some(item.map_err(FrameError::Decode));
+        }
+        while !self.done {
+            match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len) {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(FrameError::Io(e)));
+                }
+                Ok(LineRead::Eof) => self.done = true,
+                Ok(LineRead::TooLarge(len)) => {
+                    return Some(Err(FrameError::TooLarge {
+                        len,
+                        limit: self.max_line_len,
+                    }));
+                }
+                Ok(LineRead::Line) if is_blank(&self.line) => {}
+                Ok(LineRead::Line) => {
+                    return match jsonrpc::decode_incoming(&self.line, self.allow_batches) {
+                        Err(e) => Some(Err(FrameError::Decode(e))),
+                        Ok(Incoming::Single(m)) => Some(Ok(m)),
+                        Ok(Incoming::Batch(items)) => {
+                            self.queued.extend(items);
+                            // decode_incoming never yields an empty batch.
+                            self.queued
+                                .pop_front()
+                                .map(|item| item.map_err(FrameError::Decode))
+                        }
+                    };
+                }
+            }
+        }
+        None
+    }
+}
+
+impl<R: BufRead> Iterator for MessageReader<R> {
+    type Item = Result<Message, FrameError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.read_message()
+    }
+}
+
+/// Writes messages, one per line. It does not flush on its own: the caller flushes when it has
+/// nothing more queued, so pipelined replies leave in one write.
+#[derive(Debug)]
+pub struct MessageWriter<W> {
+    inner: W,
+    scratch: Vec<u8>,
+}
+
+/// A scratch buffer kept after a huge message is released rather than held forever.
+const SCRATCH_KEEP: usize = 1024 * 1024;
+
+impl<W: Write> MessageWriter<W> {
+    /// Wraps a writer; wrap it in a `BufWriter` first if it is unbuffered.
+    pub fn new(inner: W) -> Self {
+        MessageWriter {
+            inner,
+            scratch: Vec::with_capacity(1024),
+        }
+    }
+
+    /// Writes one message and its `\n` in a single `write_all`, without flushing.
+    ///
+    /// # Errors
+    /// When the underlying writer fails (for a pipe: the peer is gone).
+    pub fn write_message(&mut self, msg: &Message) -> io::Result<()> {
+        self.scratch.clear();
+        msg.encode_into(&mut self.scratch);
+        self.scratch.push(b'\n');
+        let r = self.inner.write_all(&self.scratch);
+        if self.scratch.capacity() > SCRATCH_KEEP {
+            self.scratch = Vec::with_capacity(1024);
+        }
+        r
+    }
+
+    /// Flushes the underlying writer.
+    ///
+    /// # Errors
+    /// When the underlying writer fails.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The underlying writer, mutably.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// Gives back the underlying writer (unflushed).
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Read};
+
+    fn items(input: &[u8], limit: usize, batches: bool) -> Vec<Result<Message, FrameError>> {
+        MessageReader::new(input)
+            .with_max_line_len(limit)
+            .with_batches(batches)
+            .collect()
+    }
+
+    const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+    #[test]
+    fn crlf_blank_lines_and_missing_final_newline() {
+        let input = format!("\r\n{PING}\r\n\n   \n\t\r\n{PING}");
+        let got = items(input.as_bytes(), 1024, false);
+        assert_eq!(got.len(), 2);
+        for m in got {
+            assert_eq!(m.unwrap().method(), Some("ping"));
+        }
+    }
+
+    #[test]
+    fn garbage_then_valid_line() {
+        let input = format!("garbage\n{{\"jsonrpc\":\n{PING}\n");
+        let got = items(input.as_bytes(), 1024, false);
+        assert_eq!(got.len(), 3);
+        for bad in &got[..2] {
+            match bad {
+                Err(FrameError::Decode(e)) => {
+                    assert_eq!(e.error.code, codes::PARSE_ERROR);
+                    assert_eq!(e.id, None);
+                }
+                other => panic!("expected a parse error, got {other:?}"),
+            }
+        }
+        assert!(got[2].is_ok());
+    }
+
+    #[test]
+    fn invalid_utf8_is_a_parse_error_and_reading_goes_on() {
+        let mut input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}\n".to_vec();
+        input.extend_from_slice(PING.as_bytes());
+        let got = items(&input, 1024, false);
+        let Err(FrameError::Decode(e)) = &got[0] else {
+            panic!("expected a decode error, got {:?}", got[0]);
+        };
+        assert_eq!(e.error.code, codes::PARSE_ERROR);
+        let resp = got[0].as_ref().unwrap_err().to_response().unwrap();
+        assert_eq!(
+            String::from_utf8(resp.to_vec()).unwrap(),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":null,"error":{{"code":-32700,"message":{}}}}}"#,
+                serde_json::to_string(&e.error.message).unwrap()
+            )
+        );
+        assert!(got[1].is_ok());
+    }
+
+    #[test]
+    fn invalid_request_keeps_its_id() {
+        let got = items(br#"{"jsonrpc":"1.0","id":9,"method":"x"}"#, 1024, false);
+        let resp = got[0].as_ref().unwrap_err().to_response().unwrap();
+        assert_eq!(resp.id(), Some(&mcp_core::RequestId::Number(9)));
+    }
+
+    #[test]
+    fn line_exactly_at_the_limit_is_accepted() {
+        let got = items(PING.as_bytes(), PING.len(), false);
+        assert!(got[0].is_ok());
+        let got = items(PING.as_bytes(), PING.len() - 1, false);
+        assert!(matches!(got[0], Err(FrameError::TooLarge { len, .. }) if len == PING.len()));
+    }
+
+    #[test]
+    fn ten_mib_line_with_four_mib_limit_is_skipped_in_bounded_memory() {
+        // The big line is generated lazily: the test itself never holds 10 MiB.
+        let big = io::repeat(b'a').take(10 * 1024 * 1024);
+        let rest = format!("\n{PING}\n");
+        let input = BufReader::with_capacity(8192, big.chain(rest.as_bytes()));
+        let mut reader = MessageReader::new(input);
+        match reader.next() {
+            Some(Err(e @ FrameError::TooLarge { .. })) => {
+                let FrameError::TooLarge { len, limit } = e else {
+                    unreachable!()
+                };
+                assert_eq!(len, 10 * 1024 * 1024);
+                assert_eq!(limit, DEFAULT_MAX_LINE_LEN);
+                let resp = e.to_response().unwrap();
+                let Message::Error(err) = resp else {
+                    panic!("expected an error response")
+                };
+                assert_eq!(err.id, None);
+                assert_eq!(err.error.code, codes::INVALID_REQUEST);
+                assert_eq!(err.error.message, "message too large");
+            }
+            other => panic!("expected TooLarge, got {other:?}"),
+        }
+        assert!(reader.line_capacity() <= DEFAULT_MAX_LINE_LEN);
+        assert_eq!(reader.next().unwrap().unwrap().method(), Some("ping"));
+        assert!(reader.next().is_none());
+    }
+
+    #[test]
+    fn oversized_last_line_without_newline() {
+        let input = vec![b'x'; 100];
+        let got = items(&input, 10, false);
+        assert_eq!(got.len(), 1);
+        assert!(matches!(
+            got[0],
+            Err(FrameError::TooLarge {
+                len: 100,
+                limit: 10
+            })
+        ));
+    }
+
+    #[test]
+    fn batches_split_or_refused() {
+        let batch = format!("[{PING},{{\"jsonrpc\":\"2.0\",\"method\":5}},{PING}]\n{PING}\n");
+        let got = items(batch.as_bytes(), 1024, true);
+        assert_eq!(got.len(), 4);
+        assert!(got[0].is_ok());
+        assert!(
+            matches!(&got[1], Err(FrameError::Decode(e)) if e.error.code == codes::INVALID_REQUEST)
+        );
+        assert!(got[2].is_ok() && got[3].is_ok());
+
+        let got = items(batch.as_bytes(), 1024, false);
+        assert_eq!(got.len(), 2);
+        assert!(
+            matches!(&got[0], Err(FrameError::Decode(e)) if e.error.code == codes::INVALID_REQUEST)
+        );
+        assert!(got[1].is_ok());
+    }
+
+    #[test]
+    fn io_error_ends_the_stream() {
+        struct Broken;
+        impl Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("boom"))
+            }
+        }
+        let mut r = MessageReader::new(BufReader::new(Broken));
+        assert!(matches!(r.next(), Some(Err(FrameError::Io(_)))));
+        assert!(r.next().is_none());
+    }
+
+    #[test]
+    fn writer_puts_one_message_per_line() {
+        let m = jsonrpc::decode(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\n\"a\": \"b\\nc\"\n}}",
+        )
+        .unwrap();
+        let mut w = MessageWriter::new(Vec::new());
+        w.write_message(&m).unwrap();
+        w.write_message(&m).unwrap();
+        w.flush().unwrap();
+        let out = w.into_inner();
+        assert_eq!(out.iter().filter(|&&b| b == b'\n').count(), 2);
+        let back: Vec<_> = items(&out, 1024, false);
+        assert_eq!(back.len(), 2);
+        assert!(
+            back.iter()
+                .all(|m| m.as_ref().unwrap().method() == Some("x"))
+        );
+    }
+}
