@@ -1,0 +1,315 @@
+//! The `_meta` envelope of a request, log levels, capability look-ups and the MCP-specific
+//! error objects: the small pieces of JSON both roles read and write.
+//!
+//! The engine reads only the few `_meta` keys it needs, through private serde structs, so a
+//! request's payload is never turned into a `Value` tree just to find its revision.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::jsonrpc::{ErrorObject, RequestId, codes};
+
+/// `_meta` key: the revision a 2026-07-28 request speaks.
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's capabilities for this one request (2026-07-28).
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the client's `Implementation` (2026-07-28).
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the lowest log level the client wants for this request (2026-07-28).
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key on results: the server's `Implementation` (2026-07-28).
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key on notifications sent on a `subscriptions/listen` stream (2026-07-28).
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// A progress token: a string or an integer, the same shape as a request id.
+pub type ProgressToken = RequestId;
+
+/// The eight syslog severities MCP logging uses, least severe first, so `>=` is "at least as
+/// severe as".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// Normal operational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level as it appears on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire string; `None` for anything else.
+    pub fn parse(s: &str) -> Option<LogLevel> {
+        use LogLevel::*;
+        [
+            Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency,
+        ]
+        .into_iter()
+        .find(|l| l.as_str() == s)
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What the engine reads out of a request's `params._meta`.
+#[derive(Debug, Default)]
+pub(crate) struct RequestMeta {
+    /// Present only on 2026-07-28 requests: the marker of the modern era.
+    pub protocol_version: Option<Value>,
+    pub client_capabilities: Option<Value>,
+    pub client_info: Option<Value>,
+    pub log_level: Option<Value>,
+    pub progress_token: Option<ProgressToken>,
+}
+
+#[derive(Deserialize)]
+struct ParamsHead {
+    #[serde(rename = "_meta", default)]
+    meta: Option<MetaHead>,
+}
+
+#[derive(Deserialize)]
+struct MetaHead {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    protocol_version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client_info: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<Value>,
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<Value>,
+}
+
+/// Reads the envelope of a request's params.
+///
+/// Params that are absent or an array (JSON-RPC allows positional params; MCP never uses them)
+/// carry no `_meta`. A `_meta` that is not an object is the client's mistake: -32602.
+pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta, ErrorObject> {
+    let Some(raw) = params else {
+        return Ok(RequestMeta::default());
+    };
+    if !raw.get().trim_start().starts_with('{') {
+        return Ok(RequestMeta::default());
+    }
+    let head: ParamsHead = serde_json::from_str(raw.get())
+        .map_err(|e| ErrorObject::invalid_params(format!("malformed _meta: {e}")))?;
+    let Some(m) = head.meta else {
+        return Ok(RequestMeta::default());
+    };
+    Ok(RequestMeta {
+        // A JSON null reads as "absent" so `"key": null` does not switch eras.
+        protocol_version: m.protocol_version.filter(|v| !v.is_null()),
+        client_capabilities: m.client_capabilities.filter(|v| !v.is_null()),
+        client_info: m.client_info.filter(|v| !v.is_null()),
+        log_level: m.log_level.filter(|v| !v.is_null()),
+        // A token of the wrong type (a float, a bool) is ignored rather than failing the whole
+        // request: progress is advisory.
+        progress_token: m.progress_token.as_ref().and_then(RequestId::from_value),
+    })
+}
+
+/// Looks up a capability by path (`["resources", "subscribe"]`). Present means: the key exists
+/// and is not `null` or `false`.
+pub(crate) fn has_capability(caps: &Value, path: &[&str]) -> bool {
+    let mut cur = caps;
+    for key in path {
+        match cur.get(key) {
+            Some(v) => cur = v,
+            None => return false,
+        }
+    }
+    !matches!(cur, Value::Null | Value::Bool(false))
+}
+
+/// Turns any serializable params into a JSON object (absent -> `{}`), so `_meta` can be added.
+pub(crate) fn params_object<P: Serialize + ?Sized>(
+    params: &P,
+) -> Result<Map<String, Value>, String> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(format!(
+            "params must be a JSON object, not {}",
+            kind_of(&other)
+        )),
+        Err(e) => Err(format!("params cannot be serialized: {e}")),
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Inserts `key: value` into `params._meta`, creating `_meta` when absent.
+pub(crate) fn set_meta(params: &mut Map<String, Value>, key: &str, value: Value) {
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Value::Object(m) = meta {
+        m.insert(key.to_owned(), value);
+    }
+}
+
+/// -32022: the request names a revision this side does not speak. `data.supported` lets the
+/// client pick one and retry.
+pub fn unsupported_version_error(requested: &str, supported: &[&str]) -> ErrorObject {
+    ErrorObject::new(
+        codes::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version: {requested}"),
+    )
+    .with_data(serde_json::json!({ "supported": supported, "requested": requested }))
+}
+
+/// -32021: the request needs client capabilities the request did not declare (2026-07-28);
+/// `required` is a `ClientCapabilities` object naming them, for example
+/// `{"elicitation": {}}`. Handlers return this when they would need input the client cannot
+/// give.
+pub fn missing_client_capability_error(required: Value) -> ErrorObject {
+    ErrorObject::new(
+        codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        "Missing required client capability",
+    )
+    .with_data(serde_json::json!({ "requiredCapabilities": required }))
+}
+
+/// The `resultType` of a result, `"complete"` when absent (a legacy server's result).
+pub(crate) fn result_type(result: &RawValue) -> String {
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(rename = "resultType", default)]
+        result_type: Option<String>,
+    }
+    serde_json::from_str::<Head>(result.get())
+        .ok()
+        .and_then(|h| h.result_type)
+        .unwrap_or_else(|| "complete".to_owned())
+}
+
+/// Adds `resultType: "complete"` to a 2026-07-28 result object that lacks it (the field is
+/// required from that revision on, and handlers written for both eras should not have to know).
+pub(crate) fn ensure_result_type(result: Box<RawValue>) -> Box<RawValue> {
+    let text = result.get();
+    if !text.trim_start().starts_with('{') {
+        return result;
+    }
+    let Ok(mut map) = serde_json::from_str::<Map<String, Value>>(text) else {
+        return result;
+    };
+    if map.contains_key("resultType") {
+        return result;
+    }
+    map.insert("resultType".to_owned(), Value::from("complete"));
+    crate::jsonrpc::to_raw(&map).unwrap_or(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn reads_the_modern_envelope() {
+        let p = raw(
+            r#"{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{"roots":{}},
+            "io.modelcontextprotocol/logLevel":"info","progressToken":"t1"}}"#,
+        );
+        let m = read_request_meta(Some(&p)).unwrap();
+        assert_eq!(m.protocol_version, Some(Value::from("2026-07-28")));
+        assert!(has_capability(
+            m.client_capabilities.as_ref().unwrap(),
+            &["roots"]
+        ));
+        assert_eq!(m.log_level, Some(Value::from("info")));
+        assert_eq!(m.progress_token, Some(RequestId::from("t1")));
+        let none = read_request_meta(Some(&raw(r#"{"name":"x"}"#))).unwrap();
+        assert!(none.protocol_version.is_none() && none.progress_token.is_none());
+        assert!(read_request_meta(Some(&raw(r#"{"_meta":3}"#))).is_err());
+        assert!(
+            read_request_meta(Some(&raw("[1,2]")))
+                .unwrap()
+                .protocol_version
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn capability_paths() {
+        let caps = serde_json::json!({"resources":{"subscribe":false},"tools":{}});
+        assert!(has_capability(&caps, &["tools"]));
+        assert!(has_capability(&caps, &["resources"]));
+        assert!(!has_capability(&caps, &["resources", "subscribe"]));
+        assert!(!has_capability(&caps, &["prompts"]));
+    }
+
+    #[test]
+    fn levels_order_by_severity() {
+        assert!(LogLevel::Error > LogLevel::Warning);
+        assert!(LogLevel::Debug < LogLevel::Info);
+        assert_eq!(LogLevel::parse("notice"), Some(LogLevel::Notice));
+        assert_eq!(LogLevel::parse("verbose"), None);
+        assert_eq!(
+            serde_json::to_string(&LogLevel::Alert).unwrap(),
+            "\"alert\""
+        );
+    }
+
+    #[test]
+    fn result_type_defaults_to_complete() {
+        assert_eq!(result_type(&raw(r#"{"content":[]}"#)), "complete");
+        assert_eq!(
+            result_type(&raw(r#"{"resultType":"input_required"}"#)),
+            "input_required"
+        );
+        let r = ensure_result_type(raw(r#"{"a":1}"#));
+        assert_eq!(result_type(&r), "complete");
+        assert!(r.get().contains("\"a\":1"));
+    }
+}

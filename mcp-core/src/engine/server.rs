@@ -1,0 +1,816 @@
+//! The server role: lifecycle of both eras, capability gates, the requests in flight, and the
+//! server's own requests to the client.
+//!
+//! Era of a connection: the first request that settles it wins. `initialize` opens a legacy
+//! session; a request whose `_meta` names a supported 2026-07-28 revision makes the connection
+//! modern. From then on the other era's opening move is refused with -32600 (a second
+//! `initialize`, or a request carrying the modern envelope inside a legacy session), because
+//! the two eras disagree on where capabilities live and mixing them would let one request see
+//! capabilities another declared. `server/discover` and a failed version check do not settle
+//! the era, so a client can probe and then fall back to `initialize`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use crate::version::{Era, ProtocolVersion, VersionSet};
+
+use super::meta::{
+    self, CLIENT_CAPABILITIES_KEY, LogLevel, PROTOCOL_VERSION_KEY, ProgressToken, SERVER_INFO_KEY,
+    has_capability,
+};
+use super::methods;
+use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
+use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
+use super::{Answer, Outcome, Refused};
+
+/// What a server is and offers; fixed for the life of the engine.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The revisions this server speaks (both eras by default).
+    pub versions: VersionSet,
+    /// The server's `Implementation` object (`name`, `version`, ...).
+    pub server_info: Value,
+    /// The `ServerCapabilities` object the server advertises; methods it does not cover are
+    /// answered -32601 by the engine.
+    pub capabilities: Value,
+    /// Guidance for the client's model, returned by `initialize` and `server/discover`.
+    pub instructions: Option<String>,
+}
+
+/// A request the application must answer, with everything the protocol says about it.
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    /// The client's id; pass it back to [`ServerEngine::respond`].
+    pub id: RequestId,
+    /// The method, such as `tools/call`.
+    pub method: String,
+    /// The params as the client sent them (including `_meta`).
+    pub params: Option<Box<RawValue>>,
+    /// The era the request belongs to.
+    pub era: Era,
+    /// The revision: negotiated by `initialize` (legacy) or named by the request (modern).
+    pub protocol_version: ProtocolVersion,
+    /// The client's capabilities: of this request (modern), or of the session (legacy).
+    pub client_capabilities: Arc<Value>,
+    /// The client's `Implementation`, when it said.
+    pub client_info: Option<Arc<Value>>,
+    /// The token to report progress with; `None` when the client did not ask for progress.
+    pub progress_token: Option<ProgressToken>,
+    /// Modern era: the log level this request asked for (`None`: send no log messages).
+    /// Legacy era: always `None`; the session level set by `logging/setLevel` applies.
+    pub log_level: Option<LogLevel>,
+}
+
+impl RequestContext {
+    /// Decodes the params into `T` (absent params read as `{}`).
+    ///
+    /// # Errors
+    /// When the params do not fit `T`; answer -32602.
+    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        match self.params.as_deref() {
+            Some(r) => serde_json::from_str(r.get()),
+            None => serde_json::from_str("{}"),
+        }
+    }
+}
+
+/// A notification from the client the application may care about.
+#[derive(Debug, Clone)]
+pub enum ClientNotice {
+    /// `notifications/initialized`: the legacy session is fully open; the server may now send
+    /// requests of its own.
+    Initialized,
+    /// `notifications/roots/list_changed` (legacy): ask `roots/list` again.
+    RootsListChanged,
+    /// Any other notification, untouched.
+    Other(Notification),
+}
+
+/// What the caller should do with one incoming message.
+#[derive(Debug)]
+pub enum ServerStep {
+    /// Send this message back now: the engine answered by itself (lifecycle, ping, discovery,
+    /// or an error).
+    Reply(Message),
+    /// Hand the request to the application, which answers through [`ServerEngine::respond`].
+    Dispatch(RequestContext),
+    /// A notification for the application.
+    Notice(ClientNotice),
+    /// The client cancelled request `id`: stop its handler; the engine will not send its
+    /// response.
+    Cancel {
+        /// The cancelled request.
+        id: RequestId,
+        /// The client's reason, if given.
+        reason: Option<String>,
+    },
+    /// The client reported progress on one of the server's own requests.
+    Progress(ProgressUpdate),
+    /// The answer to one of the server's own requests.
+    Answer(Answer),
+    /// Nothing to do (a stale response, an ignored cancellation, ...).
+    Nothing,
+}
+
+/// The three lists whose changes a server announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+}
+
+impl ListKind {
+    fn method(self) -> &'static str {
+        match self {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        }
+    }
+    fn capability(self) -> &'static str {
+        match self {
+            ListKind::Tools => "tools",
+            ListKind::Prompts => "prompts",
+            ListKind::Resources => "resources",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Session {
+    version: ProtocolVersion,
+    client_capabilities: Arc<Value>,
+    client_info: Option<Arc<Value>>,
+    initialized: bool,
+    /// `None` until `logging/setLevel`: every level goes out, as the spec leaves the default to
+    /// the server and clients that never set a level still expect to see logs.
+    log_level: Option<LogLevel>,
+}
+
+#[derive(Debug)]
+enum Mode {
+    Fresh,
+    Legacy(Session),
+    Modern,
+}
+
+/// The server side of one connection (stdio), one legacy HTTP session, or one modern exchange.
+#[derive(Debug)]
+pub struct ServerEngine {
+    config: Arc<ServerConfig>,
+    mode: Mode,
+    incoming: IncomingTable,
+    outgoing: OutgoingTable,
+    discover_ttl_ms: u64,
+}
+
+#[derive(Deserialize)]
+struct InitializeParams {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: Option<Value>,
+    #[serde(rename = "clientInfo", default)]
+    client_info: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct SetLevelParams {
+    level: String,
+}
+
+impl ServerEngine {
+    /// An engine for a new connection.
+    pub fn new(config: ServerConfig) -> Self {
+        Self::from_shared(Arc::new(config))
+    }
+
+    /// An engine sharing a config with others (one engine per HTTP session or exchange, with no
+    /// copy of the capabilities each time).
+    pub fn from_shared(config: Arc<ServerConfig>) -> Self {
+        ServerEngine {
+            config,
+            mode: Mode::Fresh,
+            incoming: IncomingTable::default(),
+            outgoing: OutgoingTable::default(),
+            discover_ttl_ms: 0,
+        }
+    }
+
+    /// Sets the `ttlMs` of the `server/discover` result. The default, 0, tells clients not to
+    /// cache it, which is always correct; raise it when the capabilities never change.
+    pub fn set_discover_ttl_ms(&mut self, ttl_ms: u64) {
+        self.discover_ttl_ms = ttl_ms;
+    }
+
+    /// The config.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The era of the connection, once settled.
+    pub fn era(&self) -> Option<Era> {
+        match self.mode {
+            Mode::Fresh => None,
+            Mode::Legacy(_) => Some(Era::Legacy),
+            Mode::Modern => Some(Era::Modern),
+        }
+    }
+
+    /// The revision negotiated by `initialize` (legacy sessions only; modern requests each name
+    /// their own).
+    pub fn session_version(&self) -> Option<ProtocolVersion> {
+        match &self.mode {
+            Mode::Legacy(s) => Some(s.version),
+            _ => None,
+        }
+    }
+
+    /// The capabilities the client declared in `initialize` (legacy sessions only).
+    pub fn session_client_capabilities(&self) -> Option<&Value> {
+        match &self.mode {
+            Mode::Legacy(s) => Some(&s.client_capabilities),
+            _ => None,
+        }
+    }
+
+    /// Whether a request from the client still waits for the application's answer.
+    pub fn is_in_flight(&self, id: &RequestId) -> bool {
+        self.incoming.contains(id)
+    }
+
+    /// How many client requests are in flight and how many server requests are pending.
+    pub fn load(&self) -> (usize, usize) {
+        (self.incoming.len(), self.outgoing.len())
+    }
+
+    /// Takes one incoming message and says what to do about it.
+    pub fn handle(&mut self, msg: Message, now: Instant) -> ServerStep {
+        match msg {
+            Message::Request(req) => self.on_request(req),
+            Message::Notification(n) => self.on_notification(n, now),
+            Message::Response(r) => match self.outgoing.remove(&r.id) {
+                Some(p) => ServerStep::Answer(Answer {
+                    id: r.id,
+                    method: p.method,
+                    related_to: p.related_to,
+                    outcome: Outcome::from_result(r.result),
+                }),
+                None => ServerStep::Nothing,
+            },
+            Message::Error(e) => match e
+                .id
+                .and_then(|id| self.outgoing.remove(&id).map(|p| (id, p)))
+            {
+                Some((id, p)) => ServerStep::Answer(Answer {
+                    id,
+                    method: p.method,
+                    related_to: p.related_to,
+                    outcome: Outcome::Error(e.error),
+                }),
+                None => ServerStep::Nothing,
+            },
+        }
+    }
+
+    fn on_request(&mut self, req: Request) -> ServerStep {
+        let id = req.id.clone();
+        let reply = |e: ErrorObject| ServerStep::Reply(Message::error(Some(id.clone()), e));
+        if self.incoming.contains(&req.id) {
+            return reply(ErrorObject::invalid_request(format!(
+                "request id {} is already in use by a request in flight",
+                req.id
+            )));
+        }
+        let head = match meta::read_request_meta(req.params.as_deref()) {
+            Ok(h) => h,
+            Err(e) => return reply(e),
+        };
+        let speaks_modern = self.config.versions.speaks(Era::Modern);
+        if head.protocol_version.is_some() && speaks_modern {
+            return self.on_modern_request(req, head);
+        }
+        match req.method.as_str() {
+            "initialize" => return self.on_initialize(req),
+            "ping" => return self.ok(req.id, json!({})),
+            "server/discover" if speaks_modern && !matches!(self.mode, Mode::Legacy(_)) => {
+                return self.discover(req.id, None);
+            }
+            _ => {}
+        }
+        let session = match &self.mode {
+            Mode::Legacy(s) => s,
+            Mode::Fresh if !self.config.versions.speaks(Era::Legacy) => {
+                return reply(missing_envelope());
+            }
+            Mode::Fresh => {
+                return reply(ErrorObject::invalid_request(
+                    "the session is not initialized: send initialize first \
+                     (or, for 2026-07-28, carry _meta io.modelcontextprotocol/protocolVersion)",
+                ));
+            }
+            Mode::Modern => return reply(missing_envelope()),
+        };
+        if !methods::exists_in(&req.method, Era::Legacy) {
+            return reply(ErrorObject::method_not_found(&req.method));
+        }
+        if let Some(path) = methods::required_server_capability(&req.method) {
+            if !has_capability(&self.config.capabilities, path) {
+                return reply(ErrorObject::method_not_found(&req.method));
+            }
+        }
+        if req.method == "logging/setLevel" {
+            return self.set_level(req);
+        }
+        let ctx = RequestContext {
+            id: req.id,
+            method: req.method,
+            params: req.params,
+            era: Era::Legacy,
+            protocol_version: session.version,
+            client_capabilities: session.client_capabilities.clone(),
+            client_info: session.client_info.clone(),
+            progress_token: head.progress_token,
+            log_level: None,
+        };
+        self.track(&ctx);
+        ServerStep::Dispatch(ctx)
+    }
+
+    fn on_modern_request(&mut self, req: Request, head: meta::RequestMeta) -> ServerStep {
+        let id = req.id.clone();
+        let reply = |e: ErrorObject| ServerStep::Reply(Message::error(Some(id.clone()), e));
+        if matches!(self.mode, Mode::Legacy(_)) {
+            return reply(ErrorObject::invalid_request(
+                "this connection holds a legacy session (initialize); \
+                 a 2026-07-28 request cannot join it",
+            ));
+        }
+        let requested = match head.protocol_version.as_ref().and_then(Value::as_str) {
+            Some(v) => v,
+            None => {
+                return reply(ErrorObject::invalid_params(format!(
+                    "_meta {PROTOCOL_VERSION_KEY} must be a string"
+                )));
+            }
+        };
+        let version = match self.config.versions.check_modern(requested) {
+            Ok(v) => v,
+            Err(supported) => return reply(meta::unsupported_version_error(requested, &supported)),
+        };
+        if req.method == "server/discover" {
+            return self.discover(req.id, Some(version));
+        }
+        if !methods::exists_in(&req.method, Era::Modern) {
+            return reply(ErrorObject::method_not_found(&req.method));
+        }
+        // Strict on purpose: the revision makes the field required and forbids inferring it
+        // from earlier requests, so a guess here would be a capability the client never gave.
+        let Some(caps) = head.client_capabilities else {
+            return reply(ErrorObject::invalid_params(format!(
+                "_meta {CLIENT_CAPABILITIES_KEY} is required"
+            )));
+        };
+        if !caps.is_object() {
+            return reply(ErrorObject::invalid_params(format!(
+                "_meta {CLIENT_CAPABILITIES_KEY} must be an object"
+            )));
+        }
+        let log_level = match head.log_level {
+            None => None,
+            Some(v) => match v.as_str().and_then(LogLevel::parse) {
+                Some(l) => Some(l),
+                None => return reply(ErrorObject::invalid_params(format!("bad log level {v}"))),
+            },
+        };
+        if let Some(path) = methods::required_server_capability(&req.method) {
+            if !has_capability(&self.config.capabilities, path) {
+                return reply(ErrorObject::method_not_found(&req.method));
+            }
+        }
+        self.mode = Mode::Modern;
+        let ctx = RequestContext {
+            id: req.id,
+            method: req.method,
+            params: req.params,
+            era: Era::Modern,
+            protocol_version: version,
+            client_capabilities: Arc::new(caps),
+            client_info: head.client_info.map(Arc::new),
+            progress_token: head.progress_token,
+            log_level,
+        };
+        self.track(&ctx);
+        ServerStep::Dispatch(ctx)
+    }
+
+    fn track(&mut self, ctx: &RequestContext) {
+        self.incoming.insert(
+            ctx.id.clone(),
+            InFlight {
+                era: ctx.era,
+                progress_token: ctx.progress_token.clone(),
+                last_progress: None,
+                log_level: ctx.log_level,
+            },
+        );
+    }
+
+    fn ok(&self, id: RequestId, result: Value) -> ServerStep {
+        ServerStep::Reply(value_response(id, result))
+    }
+
+    fn on_initialize(&mut self, req: Request) -> ServerStep {
+        let id = req.id.clone();
+        let reply = |e: ErrorObject| ServerStep::Reply(Message::error(Some(id.clone()), e));
+        match self.mode {
+            Mode::Legacy(_) => {
+                return reply(ErrorObject::invalid_request(
+                    "the session is already initialized",
+                ));
+            }
+            Mode::Modern => {
+                return reply(ErrorObject::invalid_request(
+                    "this connection speaks 2026-07-28, which has no initialize",
+                ));
+            }
+            Mode::Fresh => {}
+        }
+        let params: InitializeParams = match req.params() {
+            Ok(p) => p,
+            Err(e) => return reply(ErrorObject::invalid_params(e)),
+        };
+        let Some(version) = self
+            .config
+            .versions
+            .answer_initialize(&params.protocol_version)
+        else {
+            // A server that speaks only 2026-07-28: say which revisions it does speak.
+            return reply(meta::unsupported_version_error(
+                &params.protocol_version,
+                &self.config.versions.supported_strings(),
+            ));
+        };
+        let caps = params
+            .capabilities
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        self.mode = Mode::Legacy(Session {
+            version,
+            client_capabilities: Arc::new(caps),
+            client_info: params.client_info.map(Arc::new),
+            initialized: false,
+            log_level: None,
+        });
+        let mut result = json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": self.config.capabilities,
+            "serverInfo": self.config.server_info,
+        });
+        if let Some(i) = &self.config.instructions {
+            result["instructions"] = Value::from(i.as_str());
+        }
+        self.ok(req.id, result)
+    }
+
+    fn discover(&self, id: RequestId, _version: Option<ProtocolVersion>) -> ServerStep {
+        let mut result = json!({
+            "supportedVersions": self.config.versions.supported_strings(),
+            "capabilities": self.config.capabilities,
+            "resultType": "complete",
+            "ttlMs": self.discover_ttl_ms,
+            // Capabilities may depend on who asks (authorization), so shared caches stay out.
+            "cacheScope": "private",
+            "_meta": { SERVER_INFO_KEY: self.config.server_info },
+        });
+        if let Some(i) = &self.config.instructions {
+            result["instructions"] = Value::from(i.as_str());
+        }
+        self.ok(id, result)
+    }
+
+    fn set_level(&mut self, req: Request) -> ServerStep {
+        let level = req
+            .params::<SetLevelParams>()
+            .ok()
+            .and_then(|p| LogLevel::parse(&p.level));
+        let Some(level) = level else {
+            return ServerStep::Reply(Message::error(
+                Some(req.id),
+                ErrorObject::invalid_params("level must be one of the eight syslog levels"),
+            ));
+        };
+        if let Mode::Legacy(s) = &mut self.mode {
+            s.log_level = Some(level);
+        }
+        self.ok(req.id, json!({}))
+    }
+
+    fn on_notification(&mut self, n: Notification, now: Instant) -> ServerStep {
+        match n.method.as_str() {
+            "notifications/initialized" => match &mut self.mode {
+                Mode::Legacy(s) if !s.initialized => {
+                    s.initialized = true;
+                    ServerStep::Notice(ClientNotice::Initialized)
+                }
+                _ => ServerStep::Nothing,
+            },
+            progress::CANCELLED => {
+                // Unknown, answered or never-cancellable (initialize) ids: ignored, as the
+                // spec asks; the race with a response in flight is normal.
+                let Ok(p) = n.params::<CancelledParams>() else {
+                    return ServerStep::Nothing;
+                };
+                match self.incoming.remove(&p.request_id) {
+                    Some(_) => ServerStep::Cancel {
+                        id: p.request_id,
+                        reason: p.reason,
+                    },
+                    None => ServerStep::Nothing,
+                }
+            }
+            progress::PROGRESS => {
+                let Ok(p) = n.params::<ProgressParams>() else {
+                    return ServerStep::Nothing;
+                };
+                match self.outgoing.on_progress(&p.token, p.progress, now) {
+                    Some(id) => ServerStep::Progress(ProgressUpdate {
+                        id,
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    }),
+                    None => ServerStep::Nothing,
+                }
+            }
+            "notifications/roots/list_changed" if matches!(self.mode, Mode::Legacy(_)) => {
+                ServerStep::Notice(ClientNotice::RootsListChanged)
+            }
+            _ => ServerStep::Notice(ClientNotice::Other(n)),
+        }
+    }
+
+    /// The application's answer to request `id`, as the message to send; `None` when the
+    /// request was cancelled (a cancelled request gets no response) or is unknown (answered
+    /// already). 2026-07-28 results get `resultType: "complete"` when they lack one.
+    pub fn respond(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) -> Option<Message> {
+        let entry = self.incoming.remove(id)?;
+        Some(match outcome {
+            Ok(result) => {
+                let result = if entry.era == Era::Modern {
+                    meta::ensure_result_type(result)
+                } else {
+                    result
+                };
+                Message::Response(Response {
+                    id: id.clone(),
+                    result,
+                })
+            }
+            Err(e) => Message::error(Some(id.clone()), e),
+        })
+    }
+
+    /// [`ServerEngine::respond`] for a result held as a `Value`.
+    pub fn respond_value(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Value, ErrorObject>,
+    ) -> Option<Message> {
+        let outcome = match outcome {
+            Ok(v) => crate::jsonrpc::to_raw(&v).map_err(ErrorObject::internal),
+            Err(e) => Err(e),
+        };
+        self.respond(id, outcome)
+    }
+
+    /// Starts a request to the client (`sampling/createMessage`, `elicitation/create`,
+    /// `roots/list`, `ping`, ...), made on behalf of the client request `related_to` if any.
+    /// With `timeout.reset_on_progress` the request carries a progress token, since only then
+    /// does the client's progress matter.
+    ///
+    /// # Errors
+    /// [`Refused`] when the protocol forbids the request: no legacy session yet (or
+    /// `notifications/initialized` not received), the 2026-07-28 era (which has no
+    /// server-to-client requests), a capability the client did not declare, a revision that
+    /// predates the method, or params that are not a JSON object.
+    pub fn request<P: Serialize + ?Sized>(
+        &mut self,
+        method: &str,
+        params: &P,
+        related_to: Option<RequestId>,
+        now: Instant,
+        timeout: Timeout,
+    ) -> Result<(RequestId, Message), Refused> {
+        let mut params = meta::params_object(params).map_err(Refused::InvalidParams)?;
+        let session = match &self.mode {
+            Mode::Legacy(s) => s,
+            Mode::Fresh => return Err(Refused::NotReady("the client has not initialized")),
+            Mode::Modern => {
+                return Err(Refused::WrongEra {
+                    method: method.to_owned(),
+                    era: Era::Modern,
+                });
+            }
+        };
+        if !session.initialized && method != "ping" {
+            return Err(Refused::NotReady(
+                "the client has not sent notifications/initialized",
+            ));
+        }
+        check_client_capability(method, &params, session)?;
+        let id = self.outgoing.allocate_id();
+        let token = if timeout.reset_on_progress {
+            let t = self.outgoing.allocate_token();
+            meta::set_meta(&mut params, "progressToken", t.to_value());
+            Some(t)
+        } else {
+            None
+        };
+        let msg = Request::new(id.clone(), method, &params)
+            .map_err(|e| Refused::InvalidParams(e.to_string()))?;
+        self.outgoing
+            .insert(id.clone(), method, related_to, token, now, timeout);
+        Ok((id, msg.into()))
+    }
+
+    /// Gives up on one of the server's requests: forgets it and returns the
+    /// `notifications/cancelled` to send; `None` when it is not pending.
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Option<Message> {
+        self.outgoing.remove(id)?;
+        Some(progress::cancelled_message(id.clone(), reason))
+    }
+
+    /// Removes and returns the server's requests whose deadline passed.
+    pub fn poll(&mut self, now: Instant) -> Vec<Expired> {
+        self.outgoing
+            .expire(now)
+            .into_iter()
+            .map(|(id, e)| Expired {
+                cancel: progress::cancelled_message(id.clone(), Some("timed out")),
+                id,
+                method: e.method,
+                related_to: e.related_to,
+            })
+            .collect()
+    }
+
+    /// When [`ServerEngine::poll`] next has something to do.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.outgoing.next_deadline()
+    }
+
+    /// A progress notification for client request `id`; `None` when the request did not ask
+    /// for progress, is no longer in flight, or `progress` does not exceed the last value sent
+    /// (the spec requires it to increase).
+    pub fn progress(
+        &mut self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Option<Message> {
+        let token = self.incoming.advance_progress(id, progress)?;
+        Some(progress::progress_message(token, progress, total, message))
+    }
+
+    /// A log message, or `None` when it must not be sent: the server did not advertise
+    /// `logging`, or the level is below what the client asked for (legacy: the
+    /// `logging/setLevel` level, all levels until set; modern: the `_meta` logLevel of the
+    /// request `related_to`, and nothing without one).
+    pub fn log(
+        &self,
+        level: LogLevel,
+        logger: Option<&str>,
+        data: Value,
+        related_to: Option<&RequestId>,
+    ) -> Option<Message> {
+        if !has_capability(&self.config.capabilities, &["logging"]) {
+            return None;
+        }
+        let threshold = match (&self.mode, related_to.and_then(|id| self.incoming.get(id))) {
+            (_, Some(r)) if r.era == Era::Modern => r.log_level?,
+            (Mode::Legacy(s), _) => s.log_level.unwrap_or(LogLevel::Debug),
+            _ => return None,
+        };
+        (level >= threshold).then(|| progress::log_message(level, logger, data))
+    }
+
+    /// A `list_changed` notification, or `None` when the server did not advertise
+    /// `listChanged` for that list. `subscription` is the id of the 2026-07-28
+    /// `subscriptions/listen` request the notification travels on.
+    pub fn list_changed(
+        &self,
+        kind: ListKind,
+        subscription: Option<&RequestId>,
+    ) -> Option<Message> {
+        if !has_capability(
+            &self.config.capabilities,
+            &[kind.capability(), "listChanged"],
+        ) {
+            return None;
+        }
+        let params = progress::with_subscription(serde_json::Map::new(), subscription);
+        Some(progress::plain_notification(kind.method(), params))
+    }
+
+    /// A `notifications/resources/updated` for `uri`, or `None` when the server did not
+    /// advertise `resources.subscribe` (legacy) and this is not for a listen stream (modern).
+    pub fn resource_updated(&self, uri: &str, subscription: Option<&RequestId>) -> Option<Message> {
+        let allowed = subscription.is_some()
+            || has_capability(&self.config.capabilities, &["resources", "subscribe"]);
+        if !allowed {
+            return None;
+        }
+        let mut params = serde_json::Map::new();
+        params.insert("uri".to_owned(), Value::from(uri));
+        let params = progress::with_subscription(params, subscription);
+        Some(progress::plain_notification(
+            progress::RESOURCE_UPDATED,
+            params,
+        ))
+    }
+}
+
+fn missing_envelope() -> ErrorObject {
+    ErrorObject::invalid_params(format!(
+        "2026-07-28 requests carry _meta {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}"
+    ))
+}
+
+fn value_response(id: RequestId, result: Value) -> Message {
+    match Response::new(id.clone(), &result) {
+        Ok(r) => r.into(),
+        Err(e) => Message::error(Some(id), ErrorObject::internal(e)),
+    }
+}
+
+/// The legacy rules for server-to-client requests: the method must exist in the negotiated
+/// revision and the client must have declared the capability (and the sub-capability for URL
+/// elicitation and sampling with tools).
+fn check_client_capability(
+    method: &str,
+    params: &serde_json::Map<String, Value>,
+    session: &Session,
+) -> Result<(), Refused> {
+    let caps = &*session.client_capabilities;
+    let missing = |capability: &str| Refused::MissingCapability {
+        method: method.to_owned(),
+        capability: capability.to_owned(),
+    };
+    let too_old = |since: ProtocolVersion| {
+        if session.version.at_least(since) {
+            Ok(())
+        } else {
+            Err(Refused::UnsupportedByVersion {
+                method: method.to_owned(),
+                version: session.version,
+            })
+        }
+    };
+    let Some(cap) = methods::required_client_capability(method) else {
+        return Ok(());
+    };
+    if !has_capability(caps, &[cap]) {
+        return Err(missing(cap));
+    }
+    match method {
+        "elicitation/create" => {
+            too_old(ProtocolVersion::V2025_06_18)?;
+            let elicitation = &caps["elicitation"];
+            let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
+            if url_mode {
+                too_old(ProtocolVersion::V2025_11_25)?;
+                if !has_capability(elicitation, &["url"]) {
+                    return Err(missing("elicitation.url"));
+                }
+            } else {
+                // `elicitation: {}` is how clients before 2025-11-25 declared form mode.
+                let empty = elicitation.as_object().is_some_and(|m| m.is_empty());
+                if !empty && !has_capability(elicitation, &["form"]) {
+                    return Err(missing("elicitation.form"));
+                }
+            }
+        }
+        "sampling/createMessage"
+            if params.contains_key("tools") && !has_capability(caps, &["sampling", "tools"]) =>
+        {
+            return Err(missing("sampling.tools"));
+        }
+        _ => {}
+    }
+    Ok(())
+}
