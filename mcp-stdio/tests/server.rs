@@ -1,0 +1,353 @@
+//! The stdio server over real OS socket pairs with a tiny echo service.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use mcp_core::jsonrpc::{Message, Notification, RequestId, Response, codes, decode};
+use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_stdio::{Config, Error, serve_on};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// What the test can observe of the service.
+struct Probe {
+    closed: Sender<()>,
+    progress: Sender<usize>,
+    /// The outbound, kept (when `hold` is set) so the test can send after shutdown.
+    kept: Mutex<Option<Arc<dyn Outbound>>>,
+    farewell: bool,
+    hold: bool,
+}
+
+struct Echo(Arc<Probe>);
+
+struct EchoSession {
+    out: Mutex<Option<Arc<dyn Outbound>>>,
+    probe: Arc<Probe>,
+}
+
+impl Service for Echo {
+    fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        assert_eq!(info.transport, TransportKind::Stdio);
+        if self.0.hold {
+            *self.0.kept.lock().unwrap() = Some(out.clone());
+        }
+        Arc::new(EchoSession {
+            out: Mutex::new(Some(out)),
+            probe: self.0.clone(),
+        })
+    }
+}
+
+impl EchoSession {
+    fn out(&self) -> Option<Arc<dyn Outbound>> {
+        self.out.lock().unwrap().clone()
+    }
+}
+
+impl Session for EchoSession {
+    fn handle(&self, msg: Message) {
+        let Message::Request(r) = msg else { return };
+        let Some(out) = self.out() else { return };
+        match r.method.as_str() {
+            "echo" => {
+                let params = r.params_value();
+                let _ = out.send(
+                    Response::new(r.id.clone(), &params).unwrap().into(),
+                    Some(&r.id),
+                );
+            }
+            "flood" => {
+                // Sends from a worker, as a real service would: `handle` must return quickly.
+                let n = r.params_value()["n"].as_u64().unwrap() as usize;
+                let size = r.params_value()["size"].as_u64().unwrap() as usize;
+                let progress = self.probe.progress.clone();
+                thread::spawn(move || {
+                    let payload = "x".repeat(size);
+                    for i in 1..=n {
+                        let note = Notification::new(
+                            "flood",
+                            &serde_json::json!({ "i": i, "pad": payload }),
+                        )
+                        .unwrap();
+                        if out.send(note.into(), None).is_err() {
+                            return;
+                        }
+                        let _ = progress.send(i);
+                    }
+                });
+            }
+            "panic" => panic!("the session panicked on purpose"),
+            _ => {}
+        }
+    }
+
+    fn close(&self) {
+        let out = self.out.lock().unwrap().take();
+        if self.probe.farewell {
+            if let Some(out) = out {
+                let _ = out.send(Notification::bare("bye").into(), None);
+            }
+        }
+        let _ = self.probe.closed.send(());
+    }
+}
+
+struct Harness {
+    input: UnixStream,
+    output: BufReader<UnixStream>,
+    result: Receiver<Result<(), Error>>,
+    closed: Receiver<()>,
+    progress: Receiver<usize>,
+    probe: Arc<Probe>,
+}
+
+fn start(config: Config, farewell: bool, hold: bool) -> Harness {
+    let (client_in, server_in) = UnixStream::pair().unwrap();
+    let (server_out, client_out) = UnixStream::pair().unwrap();
+    let (closed_tx, closed) = bounded(4);
+    let (progress_tx, progress) = bounded(10_000);
+    let probe = Arc::new(Probe {
+        closed: closed_tx,
+        progress: progress_tx,
+        kept: Mutex::new(None),
+        farewell,
+        hold,
+    });
+    let (tx, result) = bounded(1);
+    let service = Echo(probe.clone());
+    thread::spawn(move || {
+        let _ = tx.send(serve_on(server_in, server_out, service, &config));
+    });
+    Harness {
+        input: client_in,
+        output: BufReader::new(client_out),
+        result,
+        closed,
+        progress,
+        probe,
+    }
+}
+
+impl Harness {
+    fn send_line(&mut self, line: &str) {
+        self.input.write_all(line.as_bytes()).unwrap();
+        self.input.write_all(b"\n").unwrap();
+    }
+
+    fn echo(&mut self, id: i64, text: &str) {
+        self.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"echo","params":{{"text":"{text}"}}}}"#
+        ));
+    }
+
+    /// The next line from the server, or `None` at EOF.
+    fn read(&mut self) -> Option<Message> {
+        let mut line = String::new();
+        if self.output.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        assert!(
+            line.ends_with('\n'),
+            "every message ends its line: {line:?}"
+        );
+        Some(decode(line.trim_end().as_bytes()).expect("the server writes only messages"))
+    }
+
+    fn eof(&mut self) {
+        self.input.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+
+    fn result(&self) -> Result<(), Error> {
+        self.result
+            .recv_timeout(WAIT)
+            .expect("serve_on returned in time")
+    }
+}
+
+fn error_code(m: &Message) -> (i64, Option<RequestId>) {
+    match m {
+        Message::Error(e) => (e.error.code, e.id.clone()),
+        other => panic!("expected an error response, got {other:?}"),
+    }
+}
+
+#[test]
+fn pipelined_echo_then_eof_shuts_down_cleanly() {
+    let mut h = start(Config::default(), false, false);
+    for id in 1..=3 {
+        h.echo(id, &format!("hello {id}"));
+    }
+    for id in 1..=3 {
+        let Some(Message::Response(r)) = h.read() else {
+            panic!("expected a response")
+        };
+        assert_eq!(r.id, RequestId::Number(id));
+        let v: serde_json::Value = r.result().unwrap();
+        assert_eq!(v["text"], format!("hello {id}"));
+    }
+    h.eof();
+    h.result().unwrap();
+    h.closed.recv_timeout(WAIT).expect("the session was closed");
+    // The writer is gone, so the server's output reaches EOF.
+    assert!(h.read().is_none());
+}
+
+#[test]
+fn bad_lines_are_answered_and_reading_goes_on() {
+    let config = Config::builder().max_line_len(1024).build();
+    let mut h = start(config, false, false);
+    h.send_line("garbage");
+    h.send_line(&"y".repeat(5 * 1024 * 1024));
+    h.send_line(r#"{"jsonrpc":"2.0","id":4,"method":7}"#);
+    h.input.write_all(b"\r\n\n").unwrap();
+    h.echo(5, "after");
+
+    assert_eq!(error_code(&h.read().unwrap()), (codes::PARSE_ERROR, None));
+    let too_large = h.read().unwrap();
+    assert_eq!(error_code(&too_large), (codes::INVALID_REQUEST, None));
+    let Message::Error(e) = &too_large else {
+        unreachable!()
+    };
+    assert_eq!(e.error.message, "message too large");
+    assert_eq!(
+        error_code(&h.read().unwrap()),
+        (codes::INVALID_REQUEST, Some(RequestId::Number(4)))
+    );
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(5)));
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn batches_are_split_or_refused() {
+    let mut h = start(Config::default(), false, false);
+    h.send_line(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}},{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}]"#,
+    );
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(2)));
+    h.eof();
+    h.result().unwrap();
+
+    let mut h = start(Config::builder().allow_batches(false).build(), false, false);
+    h.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#);
+    assert_eq!(
+        error_code(&h.read().unwrap()),
+        (codes::INVALID_REQUEST, None)
+    );
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn messages_sent_while_closing_still_go_out() {
+    let mut h = start(Config::default(), true, false);
+    h.eof();
+    assert_eq!(h.read().unwrap().method(), Some("bye"));
+    assert!(h.read().is_none());
+    h.result().unwrap();
+}
+
+#[test]
+fn a_service_that_keeps_its_outbound_gets_closed_after_the_grace() {
+    let grace = Duration::from_millis(200);
+    let config = Config::builder().shutdown_grace(grace).build();
+    let mut h = start(config, false, true);
+    h.echo(1, "x");
+    assert!(h.read().is_some());
+    let t0 = Instant::now();
+    h.eof();
+    h.result().unwrap();
+    let took = t0.elapsed();
+    assert!(
+        took >= grace,
+        "returned before the grace was over: {took:?}"
+    );
+    assert!(took < WAIT, "grace is bounded: {took:?}");
+    let kept = h.probe.kept.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        kept.send(Notification::bare("late").into(), None),
+        Err(Closed)
+    );
+}
+
+#[test]
+fn a_client_that_stops_reading_blocks_the_service_not_memory() {
+    const N: usize = 64;
+    let config = Config::builder().outbound_capacity(1).build();
+    let mut h = start(config, false, false);
+    h.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"flood","params":{{"n":{N},"size":262144}}}}"#
+    ));
+    // Nobody reads: the socket buffer and the one-slot queue fill, and the service's sends block.
+    let mut sent = 0;
+    loop {
+        match h.progress.recv_timeout(Duration::from_millis(500)) {
+            Ok(i) => sent = i,
+            Err(RecvTimeoutError::Timeout) => break,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(
+        sent < N,
+        "all {N} messages of 256 KiB were accepted without a reader"
+    );
+    // Reading lets every message through, in order.
+    for i in 1..=N {
+        let m = h.read().unwrap();
+        let Message::Notification(n) = m else {
+            panic!("expected a notification")
+        };
+        let v: serde_json::Value = n.params().unwrap();
+        assert_eq!(v["i"], i);
+    }
+    while sent < N {
+        sent = h.progress.recv_timeout(WAIT).unwrap();
+    }
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn output_failure_ends_serving_with_an_error() {
+    let mut h = start(Config::default(), false, false);
+    // The client stops listening, then asks for something.
+    let (_, dummy) = UnixStream::pair().unwrap();
+    let out = std::mem::replace(&mut h.output, BufReader::new(dummy));
+    drop(out);
+    h.echo(1, "nobody hears this");
+    match h.result() {
+        Err(Error::Io(_)) => {}
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    h.closed.recv_timeout(WAIT).expect("the session was closed");
+}
+
+#[test]
+fn a_panicking_session_is_reported_not_hidden() {
+    let mut h = start(Config::default(), false, false);
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"panic"}"#);
+    match h.result() {
+        Err(Error::ThreadPanicked { thread }) => assert_eq!(thread, "mcp-stdio-reader"),
+        other => panic!("expected a panic report, got {other:?}"),
+    }
+    h.closed.recv_timeout(WAIT).expect("the session was closed");
+}
+
+#[test]
+fn outbound_after_shutdown_is_closed() {
+    let h = start(Config::default(), false, true);
+    h.input.shutdown(std::net::Shutdown::Write).unwrap();
+    h.result().unwrap();
+    let kept = h.probe.kept.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        kept.send(Notification::bare("late").into(), None),
+        Err(Closed)
+    );
+}
