@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Interop tours: drive a stdio MCP server with the official Python and TypeScript SDK clients.
+#
+#   scripts/interop.sh                       our everything server (target/release/everything)
+#   scripts/interop.sh --reference           the official TS reference server (proves the drivers)
+#   scripts/interop.sh [--fixtures F] CMD..  any stdio server command, checked against fixtures F
+#
+# Tours (INTEROP_TOURS overrides the list): py-legacy (Python SDK, initialize handshake),
+# py-2026 (Python SDK pinned to 2026-07-28), ts-legacy (TypeScript SDK, 2025-11-25). Each tour
+# lists and calls every tool, reads every resource, gets every prompt, asks for completions and
+# checks the answers against scripts/interop/fixtures/*.json (see scripts/interop/FIXTURES.md).
+# The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
+# Ends with the plain line "interop: N passed, M failed"; exits 1 if a tour failed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+HERE="$ROOT/scripts/interop"
+CACHE="$ROOT/.cache/interop"
+TOUR_TIMEOUT="${INTEROP_TOUR_TIMEOUT:-180}"
+
+die() { echo "interop: error: $*" >&2; exit 1; }
+log() { echo "== $*"; }
+
+# ---- arguments
+fixtures="$HERE/fixtures/conformance.json"
+tours="${INTEROP_TOURS:-py-legacy py-2026 ts-legacy}"
+reference=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reference) reference=1; shift ;;
+    --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --) shift; break ;;
+    -*) die "unknown option $1 (see --help)" ;;
+    *) break ;;
+  esac
+done
+[ -f "$fixtures" ] || die "no fixture file $fixtures"
+
+# ---- tools the script needs
+command -v python3 >/dev/null || die "python3 not found"
+command -v node >/dev/null || die "node not found"
+command -v npm >/dev/null || die "npm not found"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" -ge 18 ] || die "node >= 18 needed, found $(node --version)"
+
+stamp_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+
+# ---- Python SDK (PyPI mcp, pinned in requirements.txt) in a venv
+install_python() {
+  local venv="$CACHE/py" want
+  want="$(stamp_of "$HERE/requirements.txt")-$(python3 -c 'import sys; print(sys.version.split()[0])')"
+  if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.stamp" 2>/dev/null || true)" = "$want" ]; then
+    return 0
+  fi
+  log "installing the Python SDK into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed (Debian: apt-get install python3-venv)"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input -r "$HERE/requirements.txt" \
+    || die "pip install of the pinned Python SDK failed"
+  "$venv/bin/python" -c 'import mcp, importlib.metadata as m; assert m.version("mcp") == "2.3.0"' \
+    || die "the venv does not hold mcp 2.3.0"
+  echo "$want" > "$venv/.stamp"
+}
+
+# ---- TypeScript SDK (+ the reference server) from the committed lock file
+install_node() {
+  local dir="$CACHE/node" want
+  want="$(stamp_of "$HERE/node/package.json" "$HERE/node/package-lock.json")"
+  mkdir -p "$dir"
+  if [ -d "$dir/node_modules" ] && [ "$(cat "$dir/.stamp" 2>/dev/null || true)" = "$want" ]; then
+    return 0
+  fi
+  log "installing the TypeScript SDK into $dir"
+  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned TypeScript SDK failed"
+  echo "$want" > "$dir/.stamp"
+}
+
+mkdir -p "$CACHE"
+case " $tours " in *" py-"*) install_python ;; esac
+install_node
+# Node resolves the SDK from the script's own folder: run the drivers from the install folder.
+cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
+
+# ---- the server under test
+if [ "$reference" = 1 ]; then
+  [ $# -eq 0 ] || die "--reference takes no server command"
+  server=(node "$CACHE/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio)
+  [ "$fixtures" = "$HERE/fixtures/conformance.json" ] && fixtures="$HERE/fixtures/reference.json"
+  # The reference server speaks only the handshake era.
+  tours="${INTEROP_TOURS:-py-legacy ts-legacy}"
+elif [ $# -gt 0 ]; then
+  server=("$@")
+else
+  bin="$ROOT/target/release/everything"
+  if [ ! -x "$bin" ]; then
+    log "target/release/everything missing: cargo build --release -p mcp-examples"
+    (cd "$ROOT" && cargo build --release -p mcp-examples) || die "cargo build failed"
+  fi
+  [ -x "$bin" ] || die "$bin was not built (does mcp-examples have an everything binary yet?)"
+  server=("$bin")
+fi
+
+# ---- the tours
+passed=0
+failed=0
+summary=()
+run_tour() {
+  local name="$1"; shift
+  local out="$CACHE/last-$name.log" rc=0 start end
+  log "tour $name"
+  start=$(date +%s)
+  # The SDK clients own the server process: it ends when the client closes stdin.
+  set +e
+  timeout --kill-after=10 "$TOUR_TIMEOUT" "$@" </dev/null 2>&1 | tee "$out"
+  rc="${PIPESTATUS[0]}"
+  set -e
+  end=$(date +%s)
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+    summary+=("PASS $name ($((end - start)) s): $(grep -c '^  ok' "$out") steps ok")
+  else
+    failed=$((failed + 1))
+    local why
+    why="$(grep -m3 '^  FAIL' "$out" | sed 's/^  FAIL //' | tr '\n' ';' | cut -c1-300 || true)"
+    [ "$rc" -eq 124 ] && why="timed out after ${TOUR_TIMEOUT} s; $why"
+    summary+=("FAIL $name (exit $rc, $((end - start)) s): ${why:-see $out}")
+  fi
+}
+
+for tour in $tours; do
+  case "$tour" in
+    py-legacy) run_tour "$tour" "$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures" "$tour" legacy -- "${server[@]}" ;;
+    py-2026) run_tour "$tour" "$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures" "$tour" 2026-07-28 -- "${server[@]}" ;;
+    ts-legacy) run_tour "$tour" node "$CACHE/node/tour.mjs" "$fixtures" "$tour" -- "${server[@]}" ;;
+    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy)" ;;
+  esac
+done
+
+echo
+echo "== interop summary (server: ${server[*]})"
+for line in "${summary[@]}"; do echo "$line"; done
+echo "interop: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
