@@ -171,7 +171,7 @@ impl ChildBuilder {
         let mut handle = ChildHandle {
             pid,
             program: self.program,
-            exit: ExitWatch::new(child)?,
+            exit: ExitWatch::new(child, io_done_rx.clone())?,
             close_stdin: Some(close_stdin_tx),
             stop_reading: Some(stop_reading_tx),
             io_done: io_done_rx,
@@ -385,7 +385,7 @@ impl ChildHandle {
         self.stop_reading.take();
         let deadline = Instant::now() + FINAL_WAIT;
         match self.io_done.recv_deadline(deadline) {
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+            Err(RecvTimeoutError::Timeout) => {
                 log::warn!(target: "mcp_stdio::child", "[{}] pipes still open after exit (a grandchild holds them?); not waiting", self.pid);
                 self.threads.clear();
             }
@@ -420,7 +420,7 @@ struct ExitWatch {
 
 #[cfg(unix)]
 impl ExitWatch {
-    fn new(mut child: Child) -> Result<Self, Error> {
+    fn new(mut child: Child, _io_done: Receiver<()>) -> Result<Self, Error> {
         let (tx, rx) = bounded(1);
         let pid = child.id();
         let spawned = thread::Builder::new()
@@ -447,10 +447,10 @@ impl ExitWatch {
                 Ok(Some(s))
             }
             Ok(Err(e)) => Err(Error::Io(e)),
-            Err(RecvTimeoutError::Timeout) => Ok(None),
-            Err(RecvTimeoutError::Disconnected) => Err(Error::Io(std::io::Error::other(
-                "the child's exit was already reported as an error",
-            ))),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => Ok(None),
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(Error::Io(
+                std::io::Error::other("the child's exit was already reported as an error"),
+            )),
         }
     }
 
@@ -506,21 +506,24 @@ mod sys {
     }
 }
 
-/// Elsewhere: the handle keeps the `Child`; a wait blocks until the stdout thread sees EOF
-/// (which the exit causes) and then asks the OS, and termination is `Child::kill`.
+/// Elsewhere: the handle keeps the `Child`. Without a portable blocking wait that has a
+/// timeout, a wait blocks until the pipe threads end (the exit closes the pipes) and then asks
+/// the OS; termination is `Child::kill`, as there is no SIGTERM.
 #[cfg(not(unix))]
 #[derive(Debug)]
 struct ExitWatch {
     child: Child,
     status: Option<ExitStatus>,
+    io_done: Receiver<()>,
 }
 
 #[cfg(not(unix))]
 impl ExitWatch {
-    fn new(child: Child) -> Result<Self, Error> {
+    fn new(child: Child, io_done: Receiver<()>) -> Result<Self, Error> {
         Ok(ExitWatch {
             child,
             status: None,
+            io_done,
         })
     }
 
@@ -528,17 +531,8 @@ impl ExitWatch {
         if let Some(s) = self.status {
             return Ok(Some(s));
         }
-        // Without a portable blocking wait with a timeout, one check now and one at the end of
-        // the timeout is the best std allows without polling.
-        if let Some(s) = self.child.try_wait()? {
-            self.status = Some(s);
-            return Ok(Some(s));
-        }
-        if timeout.is_zero() {
-            return Ok(None);
-        }
-        let (_tx, rx) = bounded::<()>(0);
-        let _ = rx.recv_timeout(timeout);
+        // Never sent on; it disconnects when the last pipe thread ends.
+        let _ = self.io_done.recv_timeout(timeout);
         let s = self.child.try_wait()?;
         self.status = s;
         Ok(s)

@@ -26,8 +26,9 @@ pub struct Connection {
 
 /// Two connected in-process endpoints: what one sends, the other receives. For tests of a
 /// client or a protocol loop without a process. Each direction holds up to `capacity` messages
-/// and runs one small forwarding thread, which ends when either side of its direction is dropped
-/// (so dropping one endpoint ends the other's `receiver`).
+/// (twice that counting the forwarding step) and runs one small forwarding thread. Dropping an
+/// endpoint's `sender` ends the other endpoint's `receiver` once what was sent is read; a
+/// forwarding thread whose receiving endpoint is gone ends at its next message.
 ///
 /// # Errors
 /// [`Error::Io`] when a forwarding thread cannot be started.

@@ -149,7 +149,9 @@ pub fn serve_with<S: Service>(service: S, config: &Config) -> Result<(), Error> 
 ///
 /// One session is opened (transport [`TransportKind::Stdio`]). On EOF the session is closed,
 /// the writer drains for at most [`Config::shutdown_grace`], both threads are joined and the
-/// result is `Ok(())`. If `output` fails first (the client stopped listening), the session is
+/// result is `Ok(())`. The drain ends early when the service has dropped every clone of the
+/// `Outbound` it was given, so a service that lets go of it in `Session::close` (once its last
+/// answer is sent) exits at once rather than after the grace. If `output` fails first (the client stopped listening), the session is
 /// closed and the error returned at once; the reader thread, stuck in a blocking read that
 /// cannot be interrupted, is left to end at EOF and hands nothing more to the session.
 ///
