@@ -1,0 +1,415 @@
+//! Stdio benchmark: `tools/call` echo round trips over a child process's pipes.
+//!
+//! ```text
+//! stdio-bench [-n REQUESTS] [--window W] [--server CMD]... [--raw CMD]...
+//! ```
+//!
+//! Each `--server` command is a real MCP server (initialize handshake first); each `--raw`
+//! command is answered without a handshake. With neither, the bench runs `echo` (a real server)
+//! and `stdio-floor` (the floor: parse a line, write a canned answer) from the bench's own
+//! directory, e.g. `target/release/`. Every program is measured sending REQUESTS echo calls one
+//! at a time (window 1: latency) and with W in flight (default 64: throughput). The output is a
+//! Markdown table, then the ratios of the first program to the last.
+//!
+//! Build with `cargo build --release -p mcp-examples` and run `target/release/stdio-bench`.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+/// How long one answer may take before the bench gives up on a server.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Window-1 requests sent before each measurement, to warm caches and the allocator.
+const WARMUP: usize = 500;
+
+/// One program to measure.
+struct Target {
+    label: String,
+    argv: Vec<String>,
+    handshake: bool,
+}
+
+/// Throughput and latency of one run.
+struct Stats {
+    requests: usize,
+    per_sec: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// What the reader thread reports for each line from the server.
+enum Event {
+    Reply { id: u64, at: Instant, ok: bool },
+    Closed(Option<String>),
+}
+
+/// The fields of a server line the bench looks at; the rest is skipped unparsed.
+#[derive(Deserialize)]
+struct Line {
+    id: Option<serde_json::Value>,
+    method: Option<String>,
+    error: Option<serde::de::IgnoredAny>,
+}
+
+fn main() {
+    match run() {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("stdio-bench: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn run() -> Result<(), String> {
+    let mut requests = 20_000usize;
+    let mut window = 64usize;
+    let mut targets = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "-n" => requests = parse_count(&value("-n")?)?,
+            "--window" => window = parse_count(&value("--window")?)?,
+            "--server" | "--raw" => {
+                let cmd = value(&arg)?;
+                let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
+                if argv.is_empty() {
+                    return Err(format!("{arg} needs a command"));
+                }
+                targets.push(Target {
+                    label: label_of(&argv),
+                    argv,
+                    handshake: arg == "--server",
+                });
+            }
+            "-h" | "--help" => {
+                println!(
+                    "usage: stdio-bench [-n REQUESTS] [--window W] [--server CMD]... [--raw CMD]..."
+                );
+                return Ok(());
+            }
+            other => return Err(format!("unknown argument {other} (see --help)")),
+        }
+    }
+    if targets.is_empty() {
+        let dir = std::env::current_exe()
+            .map_err(|e| format!("cannot find the bench's own path: {e}"))?
+            .parent()
+            .map(PathBuf::from)
+            .ok_or("the bench's path has no parent directory")?;
+        for (name, handshake) in [("echo", true), ("stdio-floor", false)] {
+            let path = dir.join(name);
+            if !path.exists() {
+                return Err(format!(
+                    "{} not found; build it or pass --server/--raw",
+                    path.display()
+                ));
+            }
+            targets.push(Target {
+                label: name.into(),
+                argv: vec![path.display().to_string()],
+                handshake,
+            });
+        }
+    }
+
+    let mut rows = Vec::new();
+    for t in &targets {
+        for w in [1, window] {
+            eprintln!("stdio-bench: {} window {w}: {requests} requests", t.label);
+            let stats = measure(t, requests, w).map_err(|e| format!("{}: {e}", t.label))?;
+            rows.push((t.label.clone(), w, stats));
+        }
+    }
+    print_report(&rows, window);
+    Ok(())
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s} is not a positive count")),
+    }
+}
+
+/// A short name for a command: the file names of the program and of its first argument, so
+/// that `node path/to/server.js` reads as `node server.js`.
+fn label_of(argv: &[String]) -> String {
+    let base = |s: &String| s.rsplit('/').next().unwrap_or(s).to_string();
+    argv.iter().take(2).map(base).collect::<Vec<_>>().join(" ")
+}
+
+/// Runs one program once: spawn, optional handshake, warm-up, then `requests` calls with at most
+/// `window` in flight.
+fn measure(t: &Target, requests: usize, window: usize) -> Result<Stats, String> {
+    let mut child = Command::new(&t.argv[0])
+        .args(&t.argv[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", t.argv.join(" ")))?;
+    let result = drive(&mut child, t.handshake, requests, window);
+    // Dropping stdin (inside drive) ends the server; kill it if it lingers after an error.
+    if result.is_err() {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    result
+}
+
+fn drive(
+    child: &mut Child,
+    handshake: bool,
+    requests: usize,
+    window: usize,
+) -> Result<Stats, String> {
+    let stdin = child.stdin.take().ok_or("no stdin pipe")?;
+    let stdout = child.stdout.take().ok_or("no stdout pipe")?;
+    // Bounded: the reader never runs more than a window (plus stray notifications) ahead.
+    let (tx, rx) = sync_channel::<Event>(window * 2 + 16);
+    let reader = std::thread::spawn(move || read_replies(BufReader::new(stdout), tx));
+    let mut out = BufWriter::new(stdin);
+
+    let mut next_id = 0u64;
+    if handshake {
+        let init = r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdio-bench","version":"1.0.0"}}"#;
+        send(&mut out, next_id, "initialize", init)?;
+        out.flush().map_err(io_err)?;
+        wait_reply(&rx, next_id)?;
+        next_id += 1;
+        writeln!(
+            out,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .map_err(io_err)?;
+    }
+    for _ in 0..WARMUP {
+        call(&mut out, next_id)?;
+        out.flush().map_err(io_err)?;
+        wait_reply(&rx, next_id)?;
+        next_id += 1;
+    }
+
+    let first = next_id;
+    let mut sent_at = vec![None; requests];
+    let mut latencies = Vec::with_capacity(requests);
+    let start = Instant::now();
+    let mut sent = 0usize;
+    while latencies.len() < requests {
+        while sent < requests && sent - latencies.len() < window {
+            sent_at[sent] = Some(Instant::now());
+            call(&mut out, first + sent as u64)?;
+            sent += 1;
+        }
+        out.flush().map_err(io_err)?;
+        let (id, at) = next_reply(&rx)?;
+        let slot = id
+            .checked_sub(first)
+            .and_then(|i| sent_at.get_mut(i as usize))
+            .and_then(Option::take)
+            .ok_or(format!("unexpected or repeated reply id {id}"))?;
+        latencies.push(at.duration_since(slot));
+    }
+    let elapsed = start.elapsed();
+    drop(out);
+    let _ = reader.join();
+
+    latencies.sort_unstable();
+    let pick = |pct: usize| latencies[(latencies.len() * pct / 100).min(latencies.len() - 1)];
+    Ok(Stats {
+        requests,
+        per_sec: requests as f64 / elapsed.as_secs_f64(),
+        p50: pick(50),
+        p99: pick(99),
+    })
+}
+
+fn io_err(e: std::io::Error) -> String {
+    format!("pipe error: {e}")
+}
+
+fn send(
+    out: &mut BufWriter<ChildStdin>,
+    id: u64,
+    method: &str,
+    params: &str,
+) -> Result<(), String> {
+    writeln!(
+        out,
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+    )
+    .map_err(io_err)
+}
+
+fn call(out: &mut BufWriter<ChildStdin>, id: u64) -> Result<(), String> {
+    send(
+        out,
+        id,
+        "tools/call",
+        r#"{"name":"echo","arguments":{"message":"hello"}}"#,
+    )
+}
+
+/// Waits for the answer to `id`, which must be the next answer to arrive.
+fn wait_reply(rx: &Receiver<Event>, id: u64) -> Result<(), String> {
+    let (got, _) = next_reply(rx)?;
+    if got == id {
+        Ok(())
+    } else {
+        Err(format!("expected the reply to {id}, got {got}"))
+    }
+}
+
+fn next_reply(rx: &Receiver<Event>) -> Result<(u64, Instant), String> {
+    match rx.recv_timeout(REPLY_TIMEOUT) {
+        Ok(Event::Reply { id, at, ok: true }) => Ok((id, at)),
+        Ok(Event::Reply { id, ok: false, .. }) => {
+            Err(format!("request {id} got an error response"))
+        }
+        Ok(Event::Closed(why)) => Err(format!(
+            "server closed stdout{}",
+            why.map(|w| format!(": {w}")).unwrap_or_default()
+        )),
+        Err(RecvTimeoutError::Timeout) => Err(format!("no reply within {REPLY_TIMEOUT:?}")),
+        Err(RecvTimeoutError::Disconnected) => Err("reader thread ended".into()),
+    }
+}
+
+/// Reads server lines, timestamps each answer as soon as it is read, and skips server
+/// notifications and requests (lines with a method).
+fn read_replies(mut input: impl BufRead, tx: SyncSender<Event>) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => {
+                let _ = tx.send(Event::Closed(None));
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                let _ = tx.send(Event::Closed(Some(e.to_string())));
+                return;
+            }
+        }
+        let at = Instant::now();
+        let event = match serde_json::from_str::<Line>(&line) {
+            Ok(Line {
+                method: Some(_), ..
+            }) => continue,
+            Ok(Line {
+                id: Some(id),
+                error,
+                ..
+            }) => match id.as_u64() {
+                Some(id) => Event::Reply {
+                    id,
+                    at,
+                    ok: error.is_none(),
+                },
+                None => Event::Closed(Some(format!("reply with a foreign id: {}", line.trim()))),
+            },
+            _ => Event::Closed(Some(format!("unreadable line: {}", line.trim()))),
+        };
+        if tx.send(event).is_err() {
+            return;
+        }
+    }
+}
+
+fn print_report(rows: &[(String, usize, Stats)], window: usize) {
+    println!("| program | window | requests | req/s | p50 (µs) | p99 (µs) |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (label, w, s) in rows {
+        println!(
+            "| {label} | {w} | {} | {:.0} | {:.1} | {:.1} |",
+            s.requests,
+            s.per_sec,
+            micros(s.p50),
+            micros(s.p99)
+        );
+    }
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return;
+    };
+    if first.0 == last.0 {
+        return;
+    }
+    println!();
+    println!("| {} vs {} | window 1 | window {window} |", first.0, last.0);
+    println!("| --- | ---: | ---: |");
+    let get = |label: &str, w: usize| rows.iter().find(|r| r.0 == label && r.1 == w).map(|r| &r.2);
+    let pair = |w: usize| get(&first.0, w).zip(get(&last.0, w));
+    let ratio = |f: &dyn Fn(&Stats, &Stats) -> f64, w: usize| {
+        pair(w)
+            .map(|(a, b)| format!("{:.2}x", f(a, b)))
+            .unwrap_or_else(|| "-".into())
+    };
+    let thr = |a: &Stats, b: &Stats| a.per_sec / b.per_sec;
+    let p50 = |a: &Stats, b: &Stats| micros(a.p50) / micros(b.p50).max(1e-3);
+    let p99 = |a: &Stats, b: &Stats| micros(a.p99) / micros(b.p99).max(1e-3);
+    println!(
+        "| throughput ratio | {} | {} |",
+        ratio(&thr, 1),
+        ratio(&thr, window)
+    );
+    println!(
+        "| p50 latency ratio | {} | {} |",
+        ratio(&p50, 1),
+        ratio(&p50, window)
+    );
+    println!(
+        "| p99 latency ratio | {} | {} |",
+        ratio(&p99, 1),
+        ratio(&p99, window)
+    );
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Event, read_replies};
+    use std::sync::mpsc::sync_channel;
+
+    #[test]
+    fn reader_skips_server_messages_and_flags_errors() {
+        let input = concat!(
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"x"}}"#,
+            "\n"
+        );
+        let (tx, rx) = sync_channel(8);
+        read_replies(input.as_bytes(), tx);
+        let got: Vec<Event> = rx.iter().collect();
+        assert!(matches!(
+            got[0],
+            Event::Reply {
+                id: 3,
+                ok: true,
+                ..
+            }
+        ));
+        assert!(matches!(
+            got[1],
+            Event::Reply {
+                id: 4,
+                ok: false,
+                ..
+            }
+        ));
+        assert!(matches!(got[2], Event::Closed(None)));
+        assert_eq!(got.len(), 3);
+    }
+}
