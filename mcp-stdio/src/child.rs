@@ -17,7 +17,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded, select};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded, select};
 use mcp_core::jsonrpc::Message;
 
 use crate::connection::Connection;
@@ -268,6 +268,12 @@ fn read_stdout(
         if let Err(e) = &item {
             log::warn!(target: "mcp_stdio::child", "child stdout: {e}");
         }
+        // Room in the channel: forward, even while stopping (select would pick at random).
+        let item = match to.try_send(item) {
+            Ok(()) => continue,
+            Err(TrySendError::Disconnected(_)) => return,
+            Err(TrySendError::Full(item)) => item,
+        };
         select! {
             send(to, item) -> r => if r.is_err() { return },
             recv(stop) -> _ => return,
