@@ -329,7 +329,10 @@ impl Response {
     ///
     /// # Errors
     /// When `result` cannot be serialized.
-    pub fn new<R: Serialize + ?Sized>(id: RequestId, result: &R) -> Result<Self, serde_json::Error> {
+    pub fn new<R: Serialize + ?Sized>(
+        id: RequestId,
+        result: &R,
+    ) -> Result<Self, serde_json::Error> {
         Ok(Response {
             id,
             result: to_raw(result)?,
@@ -557,7 +560,7 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
 /// # Errors
 /// As [`decode`]; an empty batch, or a batch where batches are not allowed, is -32600.
 pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, DecodeError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError::parse(e))?;
+    let text = std::str::from_utf8(bytes).map_err(DecodeError::parse)?;
     let first = text.trim_start().as_bytes().first().copied();
     match first {
         Some(b'{') => decode_object(text).map(Incoming::Single),
@@ -580,7 +583,10 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
         _ => {
             // Not an object or array: find out whether it is JSON at all.
             match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-                Ok(_) => Err(DecodeError::invalid(None, "a message must be a JSON object")),
+                Ok(_) => Err(DecodeError::invalid(
+                    None,
+                    "a message must be a JSON object",
+                )),
                 Err(e) => Err(DecodeError::parse(e)),
             }
         }
@@ -744,7 +750,9 @@ mod tests {
     #[test]
     fn request_round_trip() {
         let m = decode(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap();
-        assert!(matches!(&m, Message::Request(r) if r.id == RequestId::Number(7) && r.method == "ping" && r.params.is_none()));
+        assert!(
+            matches!(&m, Message::Request(r) if r.id == RequestId::Number(7) && r.method == "ping" && r.params.is_none())
+        );
         assert_eq!(m.to_vec(), br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
     }
 
@@ -783,7 +791,10 @@ mod tests {
             code(br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#).0,
             codes::INVALID_REQUEST
         );
-        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1}"#).0, codes::INVALID_REQUEST);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1}"#).0,
+            codes::INVALID_REQUEST
+        );
     }
 
     #[test]
@@ -808,8 +819,9 @@ mod tests {
 
     #[test]
     fn pretty_params_are_reencoded_on_one_line() {
-        let m = decode(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\n\"a\": 1\n}}")
-            .unwrap();
+        let m =
+            decode(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\n\"a\": 1\n}}")
+                .unwrap();
         let out = m.to_vec();
         assert!(!out.contains(&b'\n'));
         let back = decode(&out).unwrap();

@@ -1,2 +1,54 @@
-//! Placeholder.
+//! A high-level, blocking MCP server: register tools, resources, templates, prompts and
+//! completers, then serve them on any transport.
+//!
+//! The kit computes the server's capabilities from what you register, runs handlers on a bounded
+//! pool of worker threads (so a slow tool never blocks `ping` or cancellation), turns a panicking
+//! handler into a -32603 error, and gives each handler a [`Context`] for progress, logging,
+//! cancellation and the calls back to the client (sampling, elicitation, roots) — the same
+//! handler code in the legacy and the 2026-07-28 era.
+//!
+//! The kit depends on `mcp-core` only. A transport crate runs it: `mcp_stdio::serve(server)`
+//! for stdio, `mcp-http-blocking` for Streamable HTTP, both through the
+//! [`Service`](mcp_core::service::Service) seam that [`Server`] implements.
+//!
+//! ```
+//! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Args { message: String }
+//!
+//! let server = Server::builder("echo", "1.0.0")
+//!     .tool(
+//!         Tool::new("echo", |a: Args, _ctx: &Context| Ok::<_, Error>(a.message))
+//!             .description("Echoes the message back")
+//!             .input_schema(Schema::object().property("message", Schema::string())),
+//!     )
+//!     .build()?;
+//! // mcp_stdio::serve(server) would now serve it on stdin/stdout.
+//! # Ok::<(), Error>(())
+//! ```
 #![deny(missing_docs)]
+
+mod context;
+mod cursor;
+mod dispatch;
+mod error;
+mod pool;
+mod prompt;
+mod resource;
+pub mod schema;
+mod server;
+mod session;
+mod state;
+mod tool;
+pub mod uri_template;
+
+pub use context::Context;
+pub use error::Error;
+pub use prompt::{Completer, IntoPromptResult, Prompt};
+pub use resource::{Resource, ResourceTemplate, with_mime};
+pub use server::{Server, ServerBuilder};
+pub use tool::{IntoToolResult, NoArgs, Tool};
+
+/// The protocol types handlers use, re-exported for convenience.
+pub use mcp_core::types;

@@ -1,0 +1,24 @@
+//! The smallest useful MCP server: one tool, `echo`, that answers its `message` as text.
+//! Run it under any MCP client as a stdio server: `target/release/echo`.
+use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
+
+#[derive(serde::Deserialize)]
+struct EchoArgs {
+    message: String,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::builder("echo", env!("CARGO_PKG_VERSION"))
+        .tool(
+            Tool::new("echo", |args: EchoArgs, _ctx: &Context| {
+                Ok::<_, Error>(args.message)
+            })
+            .description("Echoes the message back as text")
+            .input_schema(
+                Schema::object().property("message", Schema::string().description("Text to echo")),
+            ),
+        )
+        .build()?;
+    mcp_examples::serve(server, std::env::args().skip(1))?;
+    Ok(())
+}

@@ -1,0 +1,397 @@
+//! A server that shows every feature of the kit, and carries the fixtures of the official
+//! conformance suite (`@modelcontextprotocol/conformance`, server mode): the tools, resources,
+//! prompts, completions and logging its scenarios call, with the contents they expect.
+//!
+//! `everything` serves stdio (the default).
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::time::Duration;
+
+use mcp_server_kit::schema::Schema;
+use mcp_server_kit::types::{
+    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, GetPromptResult,
+    LoggingLevel, ResourceContents, ToolAnnotations,
+};
+use mcp_server_kit::{
+    Context, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Tool, with_mime,
+};
+use serde_json::{Value, json};
+
+/// A 1x1 red pixel.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A minimal WAV file (no samples).
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, Error> {
+    serde_json::from_value(v).map_err(|e| Error::msg(e.to_string()))
+}
+
+fn content_tools() -> Vec<Tool> {
+    vec![
+        Tool::new("test_simple_text", |_: NoArgs, _: &Context| {
+            Ok::<_, Error>("This is a simple text response for testing.")
+        })
+        .description("Returns a simple text response"),
+        Tool::new("test_image_content", |_: NoArgs, _: &Context| {
+            Ok::<_, Error>(ContentBlock::image(PNG, "image/png"))
+        })
+        .description("Returns a 1x1 PNG image"),
+        Tool::new("test_audio_content", |_: NoArgs, _: &Context| {
+            Ok::<_, Error>(ContentBlock::audio(WAV, "audio/wav"))
+        })
+        .description("Returns a tiny WAV file"),
+        Tool::new("test_embedded_resource", |_: NoArgs, _: &Context| {
+            let r = with_mime(
+                ResourceContents::text(
+                    "test://embedded-resource",
+                    "This is an embedded resource content.",
+                ),
+                "text/plain",
+            );
+            Ok::<_, Error>(ContentBlock::resource(r))
+        })
+        .description("Returns an embedded text resource"),
+        Tool::new("test_multiple_content_types", |_: NoArgs, _: &Context| {
+            let r = with_mime(
+                ResourceContents::text(
+                    "test://mixed-content-resource",
+                    r#"{"test":"data","value":123}"#,
+                ),
+                "application/json",
+            );
+            Ok::<_, Error>(vec![
+                ContentBlock::text("Multiple content types test:"),
+                ContentBlock::image(PNG, "image/png"),
+                ContentBlock::resource(r),
+            ])
+        })
+        .description("Returns text, an image and an embedded resource"),
+        Tool::new("test_error_handling", |_: NoArgs, _: &Context| {
+            Err::<CallToolResult, _>(Error::msg(
+                "This tool intentionally returns an error for testing",
+            ))
+        })
+        .description("Always fails, as a tool error result"),
+        Tool::new("test_reconnection", |_: NoArgs, _: &Context| {
+            Ok::<_, Error>(
+                "Reconnection test completed successfully. If you received this, the client \
+                 properly reconnected after stream closure.",
+            )
+        })
+        .description("Completes a call that an HTTP server may cut and resume"),
+    ]
+}
+
+/// Simulated work between steps of the long-running tools.
+fn pause(ctx: &Context, ms: u64) -> Result<(), Error> {
+    // A real tool would do work here; check for cancellation like one would.
+    std::thread::sleep(Duration::from_millis(ms));
+    if ctx.is_cancelled() {
+        Err(Error::Cancelled)
+    } else {
+        Ok(())
+    }
+}
+
+fn long_running_tools() -> Vec<Tool> {
+    vec![
+        Tool::new("test_tool_with_logging", |_: NoArgs, ctx: &Context| {
+            ctx.log(LoggingLevel::Info, "Tool execution started");
+            pause(ctx, 50)?;
+            ctx.log(LoggingLevel::Info, "Tool processing data");
+            pause(ctx, 50)?;
+            ctx.log(LoggingLevel::Info, "Tool execution completed");
+            Ok::<_, Error>("Tool with logging executed successfully")
+        })
+        .description("Sends three log messages while it runs"),
+        Tool::new("test_tool_with_progress", |_: NoArgs, ctx: &Context| {
+            for (i, step) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if i > 0 {
+                    pause(ctx, 50)?;
+                }
+                let msg = format!("Completed step {step} of 100");
+                ctx.progress(step, Some(100.0), Some(&msg));
+            }
+            Ok::<_, Error>("Progress test completed")
+        })
+        .description("Reports progress 0, 50 and 100 of 100"),
+    ]
+}
+
+#[derive(serde::Deserialize)]
+struct SamplingArgs {
+    prompt: String,
+}
+
+#[derive(serde::Deserialize)]
+struct ElicitArgs {
+    message: String,
+}
+
+fn elicit_text(prefix: &str, r: &mcp_server_kit::types::ElicitResult) -> String {
+    let v = serde_json::to_value(r).unwrap_or(Value::Null);
+    let action = v["action"].as_str().unwrap_or("unknown").to_owned();
+    let content = v.get("content").cloned().unwrap_or(Value::Null);
+    format!("{prefix}action={action}, content={content}")
+}
+
+fn client_call_tools() -> Vec<Tool> {
+    vec![
+        Tool::new("test_sampling", |a: SamplingArgs, ctx: &Context| {
+            let params: CreateMessageRequestParams = from_json(json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": a.prompt}}],
+                "maxTokens": 100
+            }))?;
+            let answer = ctx.sample(params)?;
+            let v = serde_json::to_value(&answer).unwrap_or(Value::Null);
+            let text = match &v["content"] {
+                Value::Array(items) => items
+                    .iter()
+                    .filter_map(|c| c["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                c => c["text"].as_str().unwrap_or("").to_owned(),
+            };
+            Ok::<_, Error>(format!("LLM response: {text}"))
+        })
+        .description("Asks the client's model to answer a prompt")
+        .input_schema(
+            Schema::object().property("prompt", Schema::string().description("The prompt")),
+        ),
+        Tool::new("test_elicitation", |a: ElicitArgs, ctx: &Context| {
+            let params: ElicitRequestParams = from_json(json!({
+                "mode": "form",
+                "message": a.message,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                }
+            }))?;
+            let r = ctx.elicit(params)?;
+            Ok::<_, Error>(elicit_text("User response: ", &r))
+        })
+        .description("Asks the user for a username and an email address")
+        .input_schema(
+            Schema::object().property("message", Schema::string().description("What to ask")),
+        ),
+        Tool::new("test_elicitation_sep1034_defaults", |_: NoArgs, ctx: &Context| {
+            let params: ElicitRequestParams = from_json(json!({
+                "mode": "form",
+                "message": "Please review and update the form fields with defaults",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {"type": "string", "description": "User status",
+                                   "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "description": "Verified user", "default": true}
+                    },
+                    "required": []
+                }
+            }))?;
+            let r = ctx.elicit(params)?;
+            Ok::<_, Error>(elicit_text("Elicitation completed: ", &r))
+        })
+        .description("Elicitation with a default for every primitive type"),
+        Tool::new("test_elicitation_sep1330_enums", |_: NoArgs, ctx: &Context| {
+            let params: ElicitRequestParams = from_json(json!({
+                "mode": "form",
+                "message": "Please choose from the enum fields",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "oneOf": [
+                            {"const": "value1", "title": "First Option"},
+                            {"const": "value2", "title": "Second Option"},
+                            {"const": "value3", "title": "Third Option"}]},
+                        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "minItems": 1, "maxItems": 3,
+                                          "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "items": {"anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"}]}}
+                    },
+                    "required": []
+                }
+            }))?;
+            let r = ctx.elicit(params)?;
+            Ok::<_, Error>(elicit_text("Elicitation completed: ", &r))
+        })
+        .description("Elicitation with every kind of enum schema"),
+        Tool::new("json_schema_2020_12_tool", |a: Value, _: &Context| {
+            Ok::<_, Error>(format!("JSON Schema 2020-12 tool called with: {a}"))
+        })
+        .description("Tool with JSON Schema 2020-12 features")
+        .input_schema(json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"type": "object", "properties": {
+                "street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": false
+        }))
+        .annotations(from_json::<ToolAnnotations>(json!({"readOnlyHint": true})).unwrap_or_default()),
+    ]
+}
+
+fn resources() -> (Vec<Resource>, ResourceTemplate) {
+    let template = ResourceTemplate::new(
+        "test://template/{id}/data",
+        "template",
+        |uri: &str, vars: &BTreeMap<String, String>, _: &Context| {
+            let id = vars.get("id").cloned().unwrap_or_default();
+            let body =
+                json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+            let c = with_mime(
+                ResourceContents::text(uri, body.to_string()),
+                "application/json",
+            );
+            Ok(vec![c])
+        },
+    )
+    .expect("the template is valid")
+    .mime_type("application/json")
+    .description("A resource template with one parameter")
+    .complete("id", |value, _| {
+        ["1", "2", "3", "123"]
+            .into_iter()
+            .filter(|c| c.starts_with(value))
+            .map(str::to_owned)
+            .collect()
+    });
+    let list = vec![
+        Resource::text(
+            "test://static-text",
+            "static-text",
+            "text/plain",
+            "This is the content of the static text resource.",
+        )
+        .description("A static text resource"),
+        Resource::blob("test://static-binary", "static-binary", "image/png", PNG)
+            .description("A static binary resource (a PNG)"),
+        Resource::text(
+            "test://watched-resource",
+            "watched-resource",
+            "text/plain",
+            "Watched resource content",
+        )
+        .description("A resource that changes every few seconds")
+        .subscribable(),
+    ];
+    (list, template)
+}
+
+fn prompts() -> Vec<Prompt> {
+    let user = |content: Value| json!({"role": "user", "content": content});
+    vec![
+        Prompt::new("test_simple_prompt", move |_, _: &Context| {
+            from_json::<GetPromptResult>(json!({"messages": [
+                user(json!({"type": "text", "text": "This is a simple prompt for testing."}))
+            ]}))
+        })
+        .description("A prompt without arguments"),
+        Prompt::new("test_prompt_with_arguments", move |args, _: &Context| {
+            let text = format!(
+                "Prompt with arguments: arg1='{}', arg2='{}'",
+                args.get("arg1").map_or("", String::as_str),
+                args.get("arg2").map_or("", String::as_str)
+            );
+            from_json::<GetPromptResult>(json!({"messages": [user(json!({"type": "text", "text": text}))]}))
+        })
+        .description("A prompt with two required arguments")
+        .argument("arg1", "First test argument", true)
+        .argument("arg2", "Second test argument", true)
+        .complete("arg1", |value, _| {
+            ["test", "testValue1", "other"]
+                .into_iter()
+                .filter(|c| c.starts_with(value))
+                .map(str::to_owned)
+                .collect()
+        }),
+        Prompt::new("test_prompt_with_embedded_resource", move |args, _: &Context| {
+            let uri = args.get("resourceUri").cloned().unwrap_or_default();
+            from_json::<GetPromptResult>(json!({"messages": [
+                user(json!({"type": "resource", "resource": {
+                    "uri": uri, "mimeType": "text/plain",
+                    "text": "Embedded resource content for testing."}})),
+                user(json!({"type": "text", "text": "Please process the embedded resource above."}))
+            ]}))
+        })
+        .description("A prompt that embeds a resource")
+        .argument("resourceUri", "URI of the resource to embed", true),
+        Prompt::new("test_prompt_with_image", move |_, _: &Context| {
+            from_json::<GetPromptResult>(json!({"messages": [
+                user(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                user(json!({"type": "text", "text": "Please analyze the image above."}))
+            ]}))
+        })
+        .description("A prompt with an image"),
+    ]
+}
+
+fn build() -> Result<Server, Error> {
+    let (resources, template) = resources();
+    let mut b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"))
+        .title("Everything (mcp-blocking)")
+        .instructions("A test server that exercises every MCP feature.")
+        .logging()
+        .resource_template(template);
+    for t in content_tools()
+        .into_iter()
+        .chain(long_running_tools())
+        .chain(client_call_tools())
+    {
+        b = b.tool(t);
+    }
+    for r in resources {
+        b = b.resource(r);
+    }
+    for p in prompts() {
+        b = b.prompt(p);
+    }
+    b.build()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .target(env_logger::Target::Stderr)
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("usage: everything [--stdio]");
+        return Ok(());
+    }
+    let server = build()?;
+
+    // Background activity: the dynamic tool appears after 2 s, and the watched resource changes
+    // every 3 s. A channel that is never sent to serves as a stoppable timer.
+    let (_stop, stop_rx) = sync_channel::<()>(0);
+    let bg = server.clone();
+    std::thread::Builder::new()
+        .name("everything-timers".into())
+        .spawn(move || {
+            if stop_rx.recv_timeout(Duration::from_secs(2)) != Err(RecvTimeoutError::Timeout) {
+                return;
+            }
+            bg.add_tool(
+                Tool::new("test_dynamic_tool", |_: NoArgs, _: &Context| {
+                    Ok::<_, Error>("This tool was added at run time")
+                })
+                .description("A tool registered two seconds after start"),
+            );
+            while stop_rx.recv_timeout(Duration::from_secs(3)) == Err(RecvTimeoutError::Timeout) {
+                bg.resource_updated("test://watched-resource");
+            }
+        })?;
+    mcp_examples::serve(server, args.into_iter())
+}

@@ -1,0 +1,253 @@
+//! The handler context: what a handler may ask of the request it serves and of the client.
+//!
+//! The same handler code works in both protocol eras. In the legacy era a call such as
+//! [`Context::elicit`] sends a JSON-RPC request to the client and blocks until the answer (or a
+//! timeout, or cancellation). In the 2026-07-28 era the server cannot call the client
+//! mid-request: the first time through, `elicit` returns [`Error::InputRequired`], the handler
+//! passes it on with `?`, and the kit answers `InputRequiredResult`; when the client retries
+//! with the answers, the handler runs again from the top and `elicit` now returns the answer.
+//! Handlers should therefore do their side effects after their input calls, and make the same
+//! calls in the same order on every run (they are matched by position).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::jsonrpc::RequestId;
+use mcp_core::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, ListRootsResult, LoggingLevel,
+};
+use mcp_core::{Era, ProtocolVersion};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+
+/// How a request's context reaches back to its session (implemented by the session).
+pub(crate) trait Link: Send + Sync {
+    fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>);
+    fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value);
+    /// Legacy era: send a request to the client and wait for its answer.
+    fn request(
+        &self,
+        call: &Call,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, Error>;
+}
+
+/// Input gathered for a 2026-07-28 request across its rounds.
+#[derive(Debug, Default)]
+pub(crate) struct Inputs {
+    /// Answers the client has given so far, by key.
+    pub(crate) answers: Map<String, Value>,
+    /// Input requests this run made that have no answer yet, by key.
+    pub(crate) needed: Map<String, Value>,
+    /// How many input calls this run has made (keys are positional).
+    pub(crate) next: usize,
+}
+
+/// One request being handled.
+pub(crate) struct Call {
+    pub(crate) id: RequestId,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) client_capabilities: Value,
+    pub(crate) auth: Option<Value>,
+    pub(crate) cancelled: AtomicBool,
+    pub(crate) timeout: Duration,
+    pub(crate) link: Arc<dyn Link>,
+    pub(crate) inputs: Mutex<Inputs>,
+}
+
+/// What a handler knows about the request it serves, and how it talks back to the client.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) call: Arc<Call>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.call.id)
+            .field("version", &self.call.version)
+            .finish()
+    }
+}
+
+impl Context {
+    /// The id of the request being handled.
+    pub fn request_id(&self) -> &RequestId {
+        &self.call.id
+    }
+
+    /// The protocol revision of this request.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.call.version
+    }
+
+    /// The client's name and version, when it said.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.call.client_info.as_ref()
+    }
+
+    /// The client's declared capabilities (for this request in the 2026-07-28 era, for the
+    /// session before that).
+    pub fn client_capabilities(&self) -> &Value {
+        &self.call.client_capabilities
+    }
+
+    /// Claims the transport's authorization step attached (HTTP with an auth hook).
+    pub fn auth(&self) -> Option<&Value> {
+        self.call.auth.as_ref()
+    }
+
+    /// True once the client cancelled the request (or the session closed). Long handlers
+    /// should check it and stop; whatever they return after that is not sent.
+    pub fn is_cancelled(&self) -> bool {
+        self.call.cancelled.load(Ordering::Acquire)
+    }
+
+    /// Reports progress, if the client asked for it (a `progressToken`); otherwise does
+    /// nothing. `done` must grow from call to call; a value that does not is dropped.
+    pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        self.call.link.progress(&self.call, done, total, message);
+    }
+
+    /// Sends a log message to the client, if it asked for this level or a lower one.
+    pub fn log(&self, level: LoggingLevel, data: impl Serialize) {
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
+        self.call.link.log(&self.call, level, None, data);
+    }
+
+    /// Like [`Context::log`], naming the logger.
+    pub fn log_as(&self, logger: &str, level: LoggingLevel, data: impl Serialize) {
+        let data = serde_json::to_value(data).unwrap_or(Value::Null);
+        self.call.link.log(&self.call, level, Some(logger), data);
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// # Errors
+    /// See [`Error`]: `InputRequired` in the 2026-07-28 era until the client answers,
+    /// `MissingCapability` when the client did not declare `sampling`, `Timeout`, `Cancelled`,
+    /// `Peer` for an error answer.
+    pub fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, Error> {
+        self.ask("sampling/createMessage", "sampling", to_value(&params)?)
+    }
+
+    /// Asks the user for input, in form mode or URL mode (`elicitation/create`).
+    ///
+    /// # Errors
+    /// As [`Context::sample`]; the capability is `elicitation` (`elicitation.url` for URL
+    /// mode).
+    pub fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+        let params = to_value(&params)?;
+        let cap = if params.get("mode").and_then(Value::as_str) == Some("url") {
+            "elicitation.url"
+        } else {
+            "elicitation"
+        };
+        self.ask("elicitation/create", cap, params)
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    ///
+    /// # Errors
+    /// As [`Context::sample`]; the capability is `roots`.
+    pub fn roots(&self) -> Result<ListRootsResult, Error> {
+        self.ask("roots/list", "roots", json!({}))
+    }
+
+    fn ask<T: DeserializeOwned>(&self, method: &str, cap: &str, params: Value) -> Result<T, Error> {
+        if self.is_cancelled() {
+            return Err(Error::Cancelled);
+        }
+        if !has_capability(&self.call.client_capabilities, cap) {
+            return Err(Error::MissingCapability(cap.to_owned()));
+        }
+        let answer = match self.call.version.era() {
+            Era::Legacy => self
+                .call
+                .link
+                .request(&self.call, method, params, self.call.timeout)?,
+            Era::Modern => self.input(method, params)?,
+        };
+        serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()))
+    }
+
+    /// 2026-07-28: the answer to this run's next input call, or a note that it is needed.
+    fn input(&self, method: &str, params: Value) -> Result<Value, Error> {
+        let mut inputs = self
+            .call
+            .inputs
+            .lock()
+            .map_err(|_| Error::msg("input state poisoned"))?;
+        let key = format!("input-{}", inputs.next);
+        inputs.next += 1;
+        if let Some(answer) = inputs.answers.get(&key) {
+            return Ok(answer.clone());
+        }
+        let mut request = Map::new();
+        request.insert("method".into(), Value::from(method));
+        if method != "roots/list" || params.as_object().is_some_and(|o| !o.is_empty()) {
+            request.insert("params".into(), params);
+        }
+        inputs.needed.insert(key, Value::Object(request));
+        Err(Error::InputRequired)
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, Error> {
+    serde_json::to_value(v).map_err(|e| Error::InvalidParams(e.to_string()))
+}
+
+/// `elicitation` is satisfied by `{"elicitation": {}}` (form mode is the default);
+/// `elicitation.url` needs `{"elicitation": {"url": {}}}`.
+pub(crate) fn has_capability(caps: &Value, path: &str) -> bool {
+    let mut v = caps;
+    for part in path.split('.') {
+        match v.get(part) {
+            Some(next) if !next.is_null() => v = next,
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Turns the arguments of a prompt (strings) into the map handlers get.
+pub(crate) fn string_args(v: Option<&Map<String, Value>>) -> BTreeMap<String, String> {
+    v.into_iter()
+        .flatten()
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), s)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_paths() {
+        assert!(has_capability(&json!({"elicitation": {}}), "elicitation"));
+        assert!(!has_capability(
+            &json!({"elicitation": {}}),
+            "elicitation.url"
+        ));
+        assert!(has_capability(
+            &json!({"elicitation": {"url": {}}}),
+            "elicitation.url"
+        ));
+        assert!(!has_capability(&json!({}), "sampling"));
+    }
+}

@@ -1,0 +1,457 @@
+//! From a request the engine let through to the answer: finds the registered tool, resource
+//! or prompt, runs its handler (catching panics), and shapes the result for the revision in use.
+//! Nothing here knows about sessions or transports.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::types::CallToolResult;
+use mcp_core::{Era, ProtocolVersion};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::context::{Context, string_args};
+use crate::cursor::{ListKind, page};
+use crate::error::Error;
+use crate::server::Shared;
+use crate::state::fingerprint;
+use crate::tool::ToolFailure;
+
+/// The answer to one request.
+pub(crate) enum Outcome {
+    /// A result object, already shaped for the revision.
+    Result(Value),
+    /// A JSON-RPC error.
+    Error(ErrorObject),
+    /// Nothing may be sent (the request was cancelled).
+    Nothing,
+}
+
+impl Outcome {
+    fn from_result<T: Serialize>(v: &T, version: ProtocolVersion) -> Outcome {
+        match serde_json::to_value(v) {
+            Ok(v) => Outcome::Result(finish(v, version, false)),
+            Err(e) => Outcome::Error(ErrorObject::internal(e)),
+        }
+    }
+}
+
+/// Adds what the 2026-07-28 revision requires on results (`resultType`, and the cache hints
+/// on list and read results), and shapes the result for older revisions.
+pub(crate) fn finish(mut v: Value, version: ProtocolVersion, cacheable: bool) -> Value {
+    v = shape_for(v, version);
+    if version.era() == Era::Modern {
+        if let Value::Object(m) = &mut v {
+            m.entry("resultType").or_insert_with(|| json!("complete"));
+            if cacheable {
+                m.entry("ttlMs").or_insert_with(|| json!(0));
+                m.entry("cacheScope").or_insert_with(|| json!("private"));
+            }
+        }
+    }
+    v
+}
+
+/// Trims a result to what `version` knows.
+fn shape_for(v: Value, version: ProtocolVersion) -> Value {
+    let _ = version;
+    v
+}
+
+fn cacheable(mut v: Value, shared: &Shared, version: ProtocolVersion) -> Value {
+    if version.era() == Era::Modern {
+        if let Value::Object(m) = &mut v {
+            m.insert(
+                "ttlMs".into(),
+                json!(shared.config.cache_ttl.as_millis() as u64),
+            );
+            m.insert("cacheScope".into(), json!(shared.config.cache_scope));
+        }
+    }
+    finish(v, version, true)
+}
+
+fn params_object(params: &Value) -> Map<String, Value> {
+    match params {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    }
+}
+
+fn run_guarded<T>(f: impl FnOnce() -> T) -> Result<T, ErrorObject> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "handler panicked".to_owned());
+        log::error!("handler panicked: {what}");
+        ErrorObject::internal(format!("handler panicked: {what}"))
+    })
+}
+
+/// Lists: `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`.
+pub(crate) fn list(
+    shared: &Shared,
+    method: &str,
+    params: &Value,
+    version: ProtocolVersion,
+) -> Outcome {
+    let cursor = params.get("cursor").and_then(Value::as_str);
+    let reg = shared.registry();
+    let size = shared.config.page_size;
+    let (kind, key, items): (ListKind, &str, Vec<Value>) = match method {
+        "tools/list" => (
+            ListKind::Tools,
+            "tools",
+            reg.tools.iter().map(|t| to_json(&t.def)).collect(),
+        ),
+        "prompts/list" => (
+            ListKind::Prompts,
+            "prompts",
+            reg.prompts.iter().map(|p| to_json(&p.def)).collect(),
+        ),
+        "resources/list" => (
+            ListKind::Resources,
+            "resources",
+            reg.resources.iter().map(|r| to_json(&r.def)).collect(),
+        ),
+        _ => (
+            ListKind::Templates,
+            "resourceTemplates",
+            reg.templates.iter().map(|t| to_json(&t.def)).collect(),
+        ),
+    };
+    drop(reg);
+    match page(&shared.cursors, kind, &items, cursor, size) {
+        Ok((items, next)) => {
+            let mut m = Map::new();
+            m.insert(key.into(), Value::Array(items));
+            if let Some(n) = next {
+                m.insert("nextCursor".into(), Value::from(n));
+            }
+            Outcome::Result(cacheable(Value::Object(m), shared, version))
+        }
+        Err(()) => Outcome::Error(ErrorObject::invalid_params("invalid cursor")),
+    }
+}
+
+fn to_json<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// `tools/call`.
+pub(crate) fn call_tool(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+    let version = ctx.protocol_version();
+    let p = params_object(params);
+    let Some(name) = p.get("name").and_then(Value::as_str) else {
+        return Outcome::Error(ErrorObject::invalid_params("missing tool name"));
+    };
+    let Some(tool) = shared
+        .registry()
+        .tools
+        .iter()
+        .find(|t| t.def.name == name)
+        .cloned()
+    else {
+        return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+    };
+    let args = match p.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(a @ Value::Object(_)) => a.clone(),
+        Some(_) => {
+            return Outcome::Error(ErrorObject::invalid_params("arguments must be an object"));
+        }
+    };
+    let binding = json!(["tools/call", name, &args]);
+    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
+        return Outcome::Error(e);
+    }
+    let outcome = match run_guarded(|| (tool.handler)(args.clone(), ctx)) {
+        Err(panic) => return Outcome::Error(panic),
+        Ok(r) => r,
+    };
+    if ctx.is_cancelled() {
+        return Outcome::Nothing;
+    }
+    // Input validation failures are tool results from 2025-11-25 on (so the model can correct
+    // itself) and protocol errors before that.
+    let validation_as_result = version >= ProtocolVersion::V2025_11_25;
+    match outcome {
+        Ok(result) => Outcome::from_result(&result, version),
+        Err(ToolFailure::BadArguments(msg)) => {
+            if validation_as_result {
+                Outcome::from_result(
+                    &CallToolResult::error(format!("Invalid arguments: {msg}")),
+                    version,
+                )
+            } else {
+                Outcome::Error(ErrorObject::invalid_params(format!(
+                    "Invalid arguments for tool {name}: {msg}"
+                )))
+            }
+        }
+        Err(ToolFailure::Handler(e)) => match e {
+            Error::InvalidParams(msg) if !validation_as_result => {
+                Outcome::Error(ErrorObject::invalid_params(msg))
+            }
+            Error::Cancelled => Outcome::Nothing,
+            Error::Protocol(obj) => Outcome::Error(obj),
+            Error::ResourceNotFound(_) => {
+                Outcome::Error(e.to_error_object(version.era() == Era::Modern))
+            }
+            other => handler_failure(shared, other, &binding, ctx, true),
+        },
+    }
+}
+
+/// Turns a handler's failure into InputRequiredResult, a -32021 error, an `isError` tool
+/// result (tools) or a JSON-RPC error (everything else).
+fn handler_failure(
+    shared: &Shared,
+    e: Error,
+    binding: &Value,
+    ctx: &Context,
+    tool: bool,
+) -> Outcome {
+    let version = ctx.protocol_version();
+    let modern = version.era() == Era::Modern;
+    if modern {
+        if let Some(v) = input_required(shared, binding, ctx) {
+            return Outcome::Result(v);
+        }
+        if let Error::MissingCapability(_) = e {
+            return Outcome::Error(e.to_error_object(true));
+        }
+    }
+    if matches!(e, Error::InputRequired) {
+        return Outcome::Error(ErrorObject::internal(
+            "the handler needs client input but none could be requested",
+        ));
+    }
+    if tool {
+        Outcome::from_result(&CallToolResult::error(e.to_string()), version)
+    } else {
+        Outcome::Error(e.to_error_object(modern))
+    }
+}
+
+#[derive(Serialize, serde::Deserialize)]
+struct SealedState {
+    v: u8,
+    fp: String,
+    exp: u64,
+    answers: Map<String, Value>,
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
+
+/// 2026-07-28 retries: verifies `requestState` and loads the answers gathered so far.
+fn restore_inputs(
+    shared: &Shared,
+    p: &Map<String, Value>,
+    binding: &Value,
+    ctx: &Context,
+) -> Result<(), ErrorObject> {
+    if ctx.protocol_version().era() != Era::Modern {
+        return Ok(());
+    }
+    let mut answers = Map::new();
+    if let Some(state) = p.get("requestState") {
+        let bad = || ErrorObject::invalid_params("invalid or expired requestState");
+        let state = state.as_str().ok_or_else(bad)?;
+        let sealer = shared.sealer.as_ref().ok_or_else(bad)?;
+        let payload = sealer.open(state).ok_or_else(bad)?;
+        let sealed: SealedState = serde_json::from_slice(&payload).map_err(|_| bad())?;
+        if sealed.v != 1
+            || sealed.fp != fingerprint(binding.to_string().as_bytes())
+            || sealed.exp < unix_now()
+        {
+            return Err(bad());
+        }
+        answers = sealed.answers;
+    }
+    if let Some(Value::Object(responses)) = p.get("inputResponses") {
+        for (k, v) in responses {
+            answers.insert(k.clone(), v.clone());
+        }
+    }
+    if let Ok(mut inputs) = ctx.call.inputs.lock() {
+        inputs.answers = answers;
+    }
+    Ok(())
+}
+
+/// Builds the InputRequiredResult when the handler asked for input it does not have yet.
+fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Value> {
+    let inputs = ctx.call.inputs.lock().ok()?;
+    if inputs.needed.is_empty() {
+        return None;
+    }
+    let sealer = shared.sealer.as_ref()?;
+    let state = SealedState {
+        v: 1,
+        fp: fingerprint(binding.to_string().as_bytes()),
+        exp: unix_now() + shared.config.request_state_ttl.as_secs(),
+        answers: inputs.answers.clone(),
+    };
+    let payload = serde_json::to_vec(&state).ok()?;
+    Some(json!({
+        "resultType": "input_required",
+        "inputRequests": inputs.needed.clone(),
+        "requestState": sealer.seal(&payload),
+    }))
+}
+
+/// `resources/read`.
+pub(crate) fn read_resource(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+    let version = ctx.protocol_version();
+    let modern = version.era() == Era::Modern;
+    let p = params_object(params);
+    let Some(uri) = p.get("uri").and_then(Value::as_str).map(str::to_owned) else {
+        return Outcome::Error(ErrorObject::invalid_params("missing uri"));
+    };
+    let binding = json!(["resources/read", &uri]);
+    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
+        return Outcome::Error(e);
+    }
+    let reg = shared.registry();
+    let direct = reg.resources.iter().find(|r| r.def.uri == uri).cloned();
+    let templated = if direct.is_none() {
+        reg.templates
+            .iter()
+            .find_map(|t| t.template.matches(&uri).map(|vars| (t.clone(), vars)))
+    } else {
+        None
+    };
+    drop(reg);
+    let result = match (direct, templated) {
+        (Some(r), _) => run_guarded(|| (r.read)(ctx)),
+        (None, Some((t, vars))) => run_guarded(|| (t.read)(&uri, &vars, ctx)),
+        (None, None) => {
+            return Outcome::Error(Error::ResourceNotFound(uri).to_error_object(modern));
+        }
+    };
+    if ctx.is_cancelled() {
+        return Outcome::Nothing;
+    }
+    match result {
+        Err(panic) => Outcome::Error(panic),
+        Ok(Ok(contents)) => Outcome::Result(cacheable(
+            json!({ "contents": to_json(&contents) }),
+            shared,
+            version,
+        )),
+        Ok(Err(Error::Cancelled)) => Outcome::Nothing,
+        Ok(Err(e)) => handler_failure(shared, e, &binding, ctx, false),
+    }
+}
+
+/// `prompts/get`.
+pub(crate) fn get_prompt(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+    let version = ctx.protocol_version();
+    let p = params_object(params);
+    let Some(name) = p.get("name").and_then(Value::as_str) else {
+        return Outcome::Error(ErrorObject::invalid_params("missing prompt name"));
+    };
+    let Some(prompt) = shared
+        .registry()
+        .prompts
+        .iter()
+        .find(|x| x.def.name == name)
+        .cloned()
+    else {
+        return Outcome::Error(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {name}"
+        )));
+    };
+    let args = string_args(p.get("arguments").and_then(Value::as_object));
+    if let Some(missing) = prompt.missing_required(&args) {
+        return Outcome::Error(ErrorObject::invalid_params(format!(
+            "Missing required argument: {missing}"
+        )));
+    }
+    let binding = json!(["prompts/get", name, &args]);
+    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
+        return Outcome::Error(e);
+    }
+    match run_guarded(|| (prompt.get)(&args, ctx)) {
+        Err(panic) => Outcome::Error(panic),
+        Ok(_) if ctx.is_cancelled() => Outcome::Nothing,
+        Ok(Ok(result)) => Outcome::from_result(&result, version),
+        Ok(Err(Error::Cancelled)) => Outcome::Nothing,
+        Ok(Err(e)) => handler_failure(shared, e, &binding, ctx, false),
+    }
+}
+
+/// `completion/complete`.
+pub(crate) fn complete(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+    let version = ctx.protocol_version();
+    let r = params.get("ref").cloned().unwrap_or(Value::Null);
+    let arg_name = params
+        .pointer("/argument/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let value = params
+        .pointer("/argument/value")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let others: BTreeMap<String, String> = string_args(
+        params
+            .pointer("/context/arguments")
+            .and_then(Value::as_object),
+    );
+    let reg = shared.registry();
+    let completer = match r.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => {
+            let name = r.get("name").and_then(Value::as_str).unwrap_or("");
+            match reg.prompts.iter().find(|p| p.def.name == name) {
+                Some(p) => p.completers.get(arg_name).cloned(),
+                None => {
+                    return Outcome::Error(ErrorObject::invalid_params(format!(
+                        "Unknown prompt: {name}"
+                    )));
+                }
+            }
+        }
+        Some("ref/resource") => {
+            let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+            match reg.templates.iter().find(|t| t.def.uri_template == uri) {
+                Some(t) => t.completers.get(arg_name).cloned(),
+                None if reg.resources.iter().any(|x| x.def.uri == uri) => None,
+                None => {
+                    return Outcome::Error(ErrorObject::invalid_params(format!(
+                        "Unknown resource: {uri}"
+                    )));
+                }
+            }
+        }
+        _ => {
+            return Outcome::Error(ErrorObject::invalid_params(
+                "ref must be ref/prompt or ref/resource",
+            ));
+        }
+    };
+    drop(reg);
+    let values = match completer {
+        Some(c) => match run_guarded(|| c(value, &others)) {
+            Ok(v) => v,
+            Err(panic) => return Outcome::Error(panic),
+        },
+        None => Vec::new(),
+    };
+    let total = values.len();
+    let shown: Vec<String> = values.into_iter().take(100).collect();
+    Outcome::Result(finish(
+        json!({ "completion": { "values": shown, "total": total, "hasMore": total > 100 } }),
+        version,
+        false,
+    ))
+}

@@ -1,0 +1,138 @@
+//! The kit's one error type, shared by handlers and by the server-to-client calls they make.
+
+use std::fmt;
+
+use mcp_core::jsonrpc::{ErrorObject, codes};
+
+/// What a handler (or a call it made back to the client) can fail with.
+///
+/// Handlers return `Result<_, Error>`, and the calls on [`Context`](crate::Context) return the
+/// same type, so `?` passes a failure straight through. The kit turns each variant into the
+/// answer the protocol revision in use prescribes.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operation failed; for a tool this becomes a result with `isError: true` (the model
+    /// sees the message), elsewhere a -32603 error.
+    Message(String),
+    /// The request's parameters are wrong (-32602; for tools on 2025-11-25 and later, an
+    /// `isError: true` result, as the spec asks for input validation errors).
+    InvalidParams(String),
+    /// The resource does not exist (-32002 up to 2025-11-25, -32602 from 2026-07-28).
+    ResourceNotFound(String),
+    /// Send exactly this JSON-RPC error.
+    Protocol(ErrorObject),
+    /// 2026-07-28: the client must supply input and retry. Returned by the calls on
+    /// `Context`; pass it on with `?` and the kit answers `InputRequiredResult`.
+    InputRequired,
+    /// The client did not declare the capability this call needs (`sampling`, `elicitation`,
+    /// `elicitation.url`, `roots`).
+    MissingCapability(String),
+    /// The client did not answer in time (a `notifications/cancelled` was sent).
+    Timeout,
+    /// The request this handler serves was cancelled, or the session closed.
+    Cancelled,
+    /// The client answered a server-to-client request with an error.
+    Peer(ErrorObject),
+    /// The client's answer could not be read.
+    BadAnswer(String),
+    /// The operation cannot be done in this configuration (a feature is off, or the
+    /// transport cannot carry server-to-client requests).
+    Unsupported(String),
+}
+
+impl Error {
+    /// A failure with a message (see [`Error::Message`]).
+    pub fn msg(text: impl Into<String>) -> Error {
+        Error::Message(text.into())
+    }
+
+    /// The JSON-RPC error for this failure, for a request that is not a tool call.
+    pub(crate) fn to_error_object(&self, modern: bool) -> ErrorObject {
+        match self {
+            Error::Message(m) => ErrorObject::new(codes::INTERNAL_ERROR, m.clone()),
+            Error::InvalidParams(m) => ErrorObject::invalid_params(m),
+            Error::ResourceNotFound(uri) => {
+                let code = if modern {
+                    codes::INVALID_PARAMS
+                } else {
+                    codes::RESOURCE_NOT_FOUND_LEGACY
+                };
+                ErrorObject::new(code, format!("Resource not found: {uri}"))
+                    .with_data(serde_json::json!({ "uri": uri }))
+            }
+            Error::Protocol(e) | Error::Peer(e) => e.clone(),
+            Error::MissingCapability(cap) => ErrorObject::new(
+                codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!("This request needs the client capability `{cap}`"),
+            )
+            .with_data(serde_json::json!({ "requiredCapabilities": required_caps(cap) })),
+            other => ErrorObject::new(codes::INTERNAL_ERROR, other.to_string()),
+        }
+    }
+}
+
+/// `elicitation.url` -> `{"elicitation": {"url": {}}}`.
+fn required_caps(path: &str) -> serde_json::Value {
+    let mut v = serde_json::json!({});
+    for part in path.rsplit('.') {
+        v = serde_json::json!({ part: v });
+    }
+    v
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Message(m) => f.write_str(m),
+            Error::InvalidParams(m) => write!(f, "invalid parameters: {m}"),
+            Error::ResourceNotFound(uri) => write!(f, "resource not found: {uri}"),
+            Error::Protocol(e) => write!(f, "{e}"),
+            Error::InputRequired => f.write_str("the client must provide input and retry"),
+            Error::MissingCapability(c) => {
+                write!(f, "the client did not declare the `{c}` capability")
+            }
+            Error::Timeout => f.write_str("the client did not answer in time"),
+            Error::Cancelled => f.write_str("the request was cancelled"),
+            Error::Peer(e) => write!(f, "the client answered with an error: {e}"),
+            Error::BadAnswer(m) => write!(f, "the client's answer could not be read: {m}"),
+            Error::Unsupported(m) => write!(f, "not supported: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<String> for Error {
+    fn from(s: String) -> Error {
+        Error::Message(s)
+    }
+}
+
+impl From<&str> for Error {
+    fn from(s: &str) -> Error {
+        Error::Message(s.to_owned())
+    }
+}
+
+impl From<ErrorObject> for Error {
+    fn from(e: ErrorObject) -> Error {
+        Error::Protocol(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_paths_nest() {
+        assert_eq!(
+            required_caps("elicitation.url"),
+            serde_json::json!({"elicitation": {"url": {}}})
+        );
+        let e = Error::ResourceNotFound("x://y".into());
+        assert_eq!(e.to_error_object(false).code, -32002);
+        assert_eq!(e.to_error_object(true).code, -32602);
+    }
+}

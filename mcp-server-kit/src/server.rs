@@ -1,0 +1,447 @@
+//! The server: a builder that registers what the server offers, and the handle that changes it
+//! at run time and serves sessions for any transport.
+
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
+use std::time::Duration;
+
+use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
+use mcp_core::service::{Outbound, Service, Session, SessionInfo};
+use mcp_core::types::{Icon, Implementation};
+use mcp_core::version::VersionSet;
+use serde_json::{Value, json};
+
+use crate::cursor::CursorCodec;
+use crate::error::Error;
+use crate::pool::WorkerPool;
+use crate::prompt::Prompt;
+use crate::resource::{Resource, ResourceTemplate};
+use crate::session::KitSession;
+use crate::state::StateSealer;
+use crate::tool::Tool;
+
+/// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) page_size: usize,
+    pub(crate) workers: usize,
+    pub(crate) queue: usize,
+    pub(crate) client_request_timeout: Duration,
+    pub(crate) cache_ttl: Duration,
+    pub(crate) cache_scope: &'static str,
+    pub(crate) request_state_ttl: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Config {
+            page_size: 100,
+            // Handlers often block on I/O or on the client (sampling, elicitation), so more
+            // threads than cores; still a fixed number.
+            workers: (cores * 4).clamp(4, 64),
+            queue: 256,
+            client_request_timeout: Duration::from_secs(60),
+            cache_ttl: Duration::ZERO,
+            cache_scope: "private",
+            request_state_ttl: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What is registered, in registration order (lists are returned in that fixed order).
+#[derive(Default)]
+pub(crate) struct Registry {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+    pub(crate) prompts: Vec<Prompt>,
+}
+
+/// State shared by every session of one server.
+pub(crate) struct Shared {
+    pub(crate) engine_config: Arc<ServerConfig>,
+    pub(crate) config: Config,
+    registry: RwLock<Registry>,
+    pub(crate) pool: WorkerPool,
+    pub(crate) cursors: CursorCodec,
+    pub(crate) sealer: Option<StateSealer>,
+    sessions: Mutex<Vec<Weak<KitSession>>>,
+}
+
+impl Shared {
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<KitSession>> {
+        let mut list = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
+        list.retain(|w| w.strong_count() > 0);
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+/// Builds a [`Server`].
+///
+/// ```
+/// use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
+///
+/// #[derive(serde::Deserialize)]
+/// struct Echo { message: String }
+///
+/// let server = Server::builder("echo", "1.0.0")
+///     .tool(
+///         Tool::new("echo", |a: Echo, _ctx: &Context| Ok::<_, Error>(a.message))
+///             .description("Echoes the message")
+///             .input_schema(Schema::object().property("message", Schema::string())),
+///     )
+///     .build()
+///     .unwrap();
+/// assert_eq!(server.tool_names(), vec!["echo".to_string()]);
+/// ```
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    registry: Registry,
+    logging: bool,
+    completions: bool,
+    versions: VersionSet,
+    config: Config,
+}
+
+impl ServerBuilder {
+    /// Sets the display title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// Sets the human-readable description of the implementation.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.info.description = Some(text.into());
+        self
+    }
+
+    /// Sets the website URL.
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.info.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Guidance for the client's model about how to use this server.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.registry.tools.push(tool);
+        self
+    }
+
+    /// Registers a resource.
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.registry.resources.push(resource);
+        self
+    }
+
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.registry.templates.push(template);
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.registry.prompts.push(prompt);
+        self
+    }
+
+    /// Offers log messages to clients (`logging` capability); handlers send them with
+    /// [`Context::log`](crate::Context::log).
+    pub fn logging(mut self) -> Self {
+        self.logging = true;
+        self
+    }
+
+    /// Offers `completion/complete` even when no prompt or template registered a completer
+    /// (every answer is then empty).
+    pub fn completions(mut self) -> Self {
+        self.completions = true;
+        self
+    }
+
+    /// Restricts the protocol revisions served (default: every released revision, both eras).
+    pub fn versions(mut self, versions: VersionSet) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// Items per page on every list method (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.config.page_size = n.max(1);
+        self
+    }
+
+    /// Handler threads (default: 4 per core, between 4 and 64).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.config.workers = n.max(1);
+        self
+    }
+
+    /// Requests that may wait for a free handler thread before the transport is back-pressured
+    /// (default 256).
+    pub fn queue(mut self, n: usize) -> Self {
+        self.config.queue = n.max(1);
+        self
+    }
+
+    /// How long a handler waits for the client to answer sampling, elicitation or roots
+    /// (default 60 s).
+    pub fn client_request_timeout(mut self, d: Duration) -> Self {
+        self.config.client_request_timeout = d;
+        self
+    }
+
+    /// 2026-07-28 cache hints on list and read results (default: `ttlMs` 0, `private`).
+    pub fn cache_hints(mut self, ttl: Duration, public: bool) -> Self {
+        self.config.cache_ttl = ttl;
+        self.config.cache_scope = if public { "public" } else { "private" };
+        self
+    }
+
+    /// How long a 2026-07-28 `requestState` stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, d: Duration) -> Self {
+        self.config.request_state_ttl = d;
+        self
+    }
+
+    /// Starts the handler threads and returns the server.
+    ///
+    /// # Errors
+    /// Two tools or prompts with one name, or the threads could not be started.
+    pub fn build(self) -> Result<Server, Error> {
+        check_unique(
+            self.registry.tools.iter().map(|t| t.def.name.as_str()),
+            "tool",
+        )?;
+        check_unique(
+            self.registry.prompts.iter().map(|p| p.def.name.as_str()),
+            "prompt",
+        )?;
+        check_unique(
+            self.registry.resources.iter().map(|r| r.def.uri.as_str()),
+            "resource",
+        )?;
+        let capabilities = capabilities(&self.registry, self.logging, self.completions);
+        let engine_config = Arc::new(ServerConfig {
+            versions: self.versions,
+            server_info: serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})),
+            capabilities,
+            instructions: self.instructions,
+        });
+        let pool = WorkerPool::new(self.config.workers, self.config.queue)
+            .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
+        Ok(Server {
+            shared: Arc::new(Shared {
+                engine_config,
+                config: self.config,
+                registry: RwLock::new(self.registry),
+                pool,
+                cursors: CursorCodec::new(),
+                sealer: StateSealer::new(),
+                sessions: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+}
+
+fn check_unique<'a>(names: impl Iterator<Item = &'a str>, what: &str) -> Result<(), Error> {
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(Error::InvalidParams(format!("two {what}s named {n:?}")));
+        }
+    }
+    Ok(())
+}
+
+/// Capabilities follow from what was registered: a list that exists can change at run time,
+/// so `listChanged` is always offered with it.
+fn capabilities(reg: &Registry, logging: bool, completions: bool) -> Value {
+    let mut caps = serde_json::Map::new();
+    if !reg.tools.is_empty() {
+        caps.insert("tools".into(), json!({ "listChanged": true }));
+    }
+    if !reg.prompts.is_empty() {
+        caps.insert("prompts".into(), json!({ "listChanged": true }));
+    }
+    if !reg.resources.is_empty() || !reg.templates.is_empty() {
+        let subscribe = reg.resources.iter().any(|r| r.subscribable)
+            || reg.templates.iter().any(|t| t.subscribable);
+        let mut r = json!({ "listChanged": true });
+        if subscribe {
+            r["subscribe"] = json!(true);
+        }
+        caps.insert("resources".into(), r);
+    }
+    let has_completers = reg.prompts.iter().any(|p| !p.completers.is_empty())
+        || reg.templates.iter().any(|t| !t.completers.is_empty());
+    if completions || has_completers {
+        caps.insert("completions".into(), json!({}));
+    }
+    if logging {
+        caps.insert("logging".into(), json!({}));
+    }
+    Value::Object(caps)
+}
+
+/// A running server: serve it on any transport (it implements
+/// [`Service`](mcp_core::service::Service)), and change what it offers while it runs.
+/// Cloning is cheap; clones share everything.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("capabilities", &self.shared.engine_config.capabilities)
+            .finish()
+    }
+}
+
+impl Server {
+    /// Starts building a server with the implementation's name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            registry: Registry::default(),
+            logging: false,
+            completions: false,
+            versions: VersionSet::all(),
+            config: Config::default(),
+        }
+    }
+
+    /// The capabilities the server advertises.
+    pub fn capabilities(&self) -> &Value {
+        &self.shared.engine_config.capabilities
+    }
+
+    /// The names of the registered tools, in list order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.shared
+            .registry()
+            .tools
+            .iter()
+            .map(|t| t.def.name.clone())
+            .collect()
+    }
+
+    fn change(&self, kind: ChangedList, f: impl FnOnce(&mut Registry) -> bool) -> bool {
+        let changed = {
+            let mut reg = self
+                .shared
+                .registry
+                .write()
+                .unwrap_or_else(|p| p.into_inner());
+            f(&mut reg)
+        };
+        if changed {
+            for s in self.shared.live_sessions() {
+                s.list_changed(kind);
+            }
+        }
+        changed
+    }
+
+    /// Adds a tool (replacing one of the same name) and tells clients the list changed.
+    pub fn add_tool(&self, tool: Tool) {
+        self.change(ChangedList::Tools, |r| {
+            r.tools.retain(|t| t.def.name != tool.def.name);
+            r.tools.push(tool);
+            true
+        });
+    }
+
+    /// Removes a tool; returns whether it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        self.change(ChangedList::Tools, |r| {
+            let before = r.tools.len();
+            r.tools.retain(|t| t.def.name != name);
+            r.tools.len() != before
+        })
+    }
+
+    /// Adds a prompt (replacing one of the same name).
+    pub fn add_prompt(&self, prompt: Prompt) {
+        self.change(ChangedList::Prompts, |r| {
+            r.prompts.retain(|p| p.def.name != prompt.def.name);
+            r.prompts.push(prompt);
+            true
+        });
+    }
+
+    /// Removes a prompt; returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        self.change(ChangedList::Prompts, |r| {
+            let before = r.prompts.len();
+            r.prompts.retain(|p| p.def.name != name);
+            r.prompts.len() != before
+        })
+    }
+
+    /// Adds a resource (replacing one with the same URI).
+    pub fn add_resource(&self, resource: Resource) {
+        self.change(ChangedList::Resources, |r| {
+            r.resources.retain(|x| x.def.uri != resource.def.uri);
+            r.resources.push(resource);
+            true
+        });
+    }
+
+    /// Removes a resource; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.change(ChangedList::Resources, |r| {
+            let before = r.resources.len();
+            r.resources.retain(|x| x.def.uri != uri);
+            r.resources.len() != before
+        })
+    }
+
+    /// Tells every client subscribed to `uri` that it changed
+    /// (`notifications/resources/updated`).
+    pub fn resource_updated(&self, uri: &str) {
+        for s in self.shared.live_sessions() {
+            s.resource_updated(uri);
+        }
+    }
+
+    /// How many sessions are open.
+    pub fn session_count(&self) -> usize {
+        self.shared.live_sessions().len()
+    }
+}
+
+impl Service for Server {
+    fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        let session = KitSession::new(Arc::clone(&self.shared), info, out);
+        let mut list = self
+            .shared
+            .sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(&session));
+        session
+    }
+}

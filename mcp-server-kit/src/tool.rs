@@ -1,0 +1,180 @@
+//! Tools: a definition (name, schemas, annotations) and a typed handler.
+
+use std::sync::Arc;
+
+use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::error::Error;
+use crate::schema::Schema;
+
+/// Arguments for tools that take none: accepts `{}` (or no `arguments` at all) and ignores
+/// anything else.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct NoArgs {}
+
+/// What a tool handler may return: a full [`CallToolResult`], or something that reads as one.
+pub trait IntoToolResult {
+    /// Converts into a result.
+    fn into_tool_result(self) -> CallToolResult;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> CallToolResult {
+        self
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for &str {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::text(self)
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(vec![self])
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(self)
+    }
+}
+
+/// Why a tool call did not produce a result.
+pub(crate) enum ToolFailure {
+    /// The arguments did not match the handler's type.
+    BadArguments(String),
+    /// The handler failed.
+    Handler(Error),
+}
+
+pub(crate) type ToolFn =
+    dyn Fn(Value, &Context) -> Result<CallToolResult, ToolFailure> + Send + Sync + 'static;
+
+/// A tool: its definition as clients see it, and the handler that runs it.
+///
+/// ```
+/// use mcp_server_kit::{Context, Error, Tool, schema::Schema};
+/// use mcp_core::types::CallToolResult;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Args { message: String }
+///
+/// let tool = Tool::new("echo", |a: Args, _ctx: &Context| Ok::<_, Error>(a.message))
+///     .description("Echoes the message back")
+///     .input_schema(Schema::object().property("message", Schema::string()));
+/// assert_eq!(tool.name(), "echo");
+/// ```
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) def: ToolDef,
+    pub(crate) handler: Arc<ToolFn>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("def", &self.def).finish()
+    }
+}
+
+impl Tool {
+    /// A tool whose handler takes typed arguments `A` (deserialized from `arguments`; absent
+    /// arguments read as `{}`). The input schema defaults to an object with no declared
+    /// properties; set the real one with [`Tool::input_schema`].
+    pub fn new<A, R, F>(name: impl Into<String>, handler: F) -> Tool
+    where
+        A: DeserializeOwned,
+        R: IntoToolResult,
+        F: Fn(A, &Context) -> Result<R, Error> + Send + Sync + 'static,
+    {
+        let f = move |args: Value, ctx: &Context| {
+            let args: A = serde_json::from_value(args)
+                .map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
+            handler(args, ctx)
+                .map(IntoToolResult::into_tool_result)
+                .map_err(ToolFailure::Handler)
+        };
+        let def = ToolDef::new(name, object_schema(Schema::object().into_value()));
+        Tool {
+            def,
+            handler: Arc::new(f),
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// The definition clients see in `tools/list`.
+    pub fn definition(&self) -> &ToolDef {
+        &self.def
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, text: impl Into<String>) -> Tool {
+        self.def.description = Some(text.into());
+        self
+    }
+
+    /// Sets the display title (2025-06-18+).
+    pub fn title(mut self, text: impl Into<String>) -> Tool {
+        self.def.title = Some(text.into());
+        self
+    }
+
+    /// Sets the input schema (an object schema).
+    pub fn input_schema(mut self, schema: impl Into<Value>) -> Tool {
+        self.def.input_schema = object_schema(schema.into());
+        self
+    }
+
+    /// Sets the output schema; results should then carry matching `structuredContent`
+    /// (see [`CallToolResult::structured`]). 2025-06-18+; left out for older clients.
+    pub fn output_schema(mut self, schema: impl Into<Value>) -> Tool {
+        self.def.output_schema = Some(object_schema(schema.into()));
+        self
+    }
+
+    /// Sets behaviour hints (read-only, destructive, idempotent, open-world).
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Tool {
+        self.def.annotations = Some(annotations);
+        self
+    }
+
+    /// Adds an icon (2025-11-25+).
+    pub fn icon(mut self, icon: Icon) -> Tool {
+        self.def.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Sets `_meta` on the definition.
+    pub fn meta(mut self, meta: serde_json::Map<String, Value>) -> Tool {
+        self.def.meta = Some(meta);
+        self
+    }
+}
+
+/// Tool schemas are JSON objects; anything else is wrapped so the definition stays valid.
+fn object_schema(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => {
+            let mut m = serde_json::Map::new();
+            m.insert("type".into(), Value::from("object"));
+            m.insert("description".into(), Value::from(other.to_string()));
+            m
+        }
+    }
+}
