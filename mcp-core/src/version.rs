@@ -294,7 +294,10 @@ mod tests {
             Some(ProtocolVersion::V2024_11_05)
         );
         assert!(old.accept_initialize_answer("2025-06-18").is_err());
-        assert_eq!(VersionSet::modern_only().answer_initialize("2025-06-18"), None);
+        assert_eq!(
+            VersionSet::modern_only().answer_initialize("2025-06-18"),
+            None
+        );
     }
 
     #[test]
@@ -310,6 +313,9 @@ mod tests {
             all.pick_from_discover(["2026-07-28", "2030-01-01"]),
             Some(ProtocolVersion::V2026_07_28)
         );
-        assert_eq!(VersionSet::legacy_only().pick_from_discover(["2026-07-28"]), None);
+        assert_eq!(
+            VersionSet::legacy_only().pick_from_discover(["2026-07-28"]),
+            None
+        );
     }
 }

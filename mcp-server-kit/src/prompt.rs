@@ -42,10 +42,10 @@ pub(crate) type PromptFn = dyn Fn(&BTreeMap<String, String>, &Context) -> Result
 ///
 /// ```
 /// use mcp_server_kit::{Context, Error, Prompt};
-/// use mcp_core::types::PromptMessage;
+/// use mcp_core::types::{PromptMessage, Role};
 ///
 /// let p = Prompt::new("greet", |args, _ctx: &Context| {
-///     Ok::<_, Error>(vec![PromptMessage::user_text(format!("Hello, {}", args["name"]))])
+///     Ok::<_, Error>(vec![PromptMessage::text(Role::User, format!("Hello, {}", args["name"]))])
 /// })
 /// .argument("name", "Who to greet", true);
 /// assert_eq!(p.name(), "greet");

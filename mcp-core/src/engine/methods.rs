@@ -1,7 +1,14 @@
 //! Which methods exist in which era, and which capability each one needs: the tables both roles
 //! gate on, kept in one place so the client refuses exactly what the server would reject.
 
-use crate::version::Era;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::version::{Era, ProtocolVersion};
+
+use super::Refused;
+use super::meta::has_capability;
 
 /// Methods of the legacy era only (2024-11-05 .. 2025-11-25) that 2026-07-28 removed.
 const LEGACY_ONLY: &[&str] = &[
@@ -46,6 +53,102 @@ pub(crate) fn required_client_capability(method: &str) -> Option<&'static str> {
         "roots/list" => "roots",
         _ => return None,
     })
+}
+
+/// The two facts about a server-to-client request's params that change which capability it
+/// needs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RequestShape {
+    /// `elicitation/create` with `mode: "url"`.
+    pub url_mode: bool,
+    /// `sampling/createMessage` with `tools`.
+    pub with_tools: bool,
+}
+
+impl RequestShape {
+    pub fn of_params(params: &Map<String, Value>) -> Self {
+        RequestShape {
+            url_mode: params.get("mode").and_then(Value::as_str) == Some("url"),
+            with_tools: params.contains_key("tools"),
+        }
+    }
+
+    pub fn of_raw(params: Option<&RawValue>) -> Self {
+        #[derive(Deserialize)]
+        struct Head {
+            #[serde(default)]
+            mode: Option<Value>,
+            #[serde(default)]
+            tools: Option<serde::de::IgnoredAny>,
+        }
+        let head = params
+            .filter(|p| p.get().trim_start().starts_with('{'))
+            .and_then(|p| serde_json::from_str::<Head>(p.get()).ok());
+        match head {
+            Some(h) => RequestShape {
+                url_mode: h.mode.as_ref().and_then(Value::as_str) == Some("url"),
+                with_tools: h.tools.is_some(),
+            },
+            None => RequestShape::default(),
+        }
+    }
+}
+
+/// The legacy rules for server-to-client requests, applied by the server before sending and by
+/// the client on receipt: the method must exist in the negotiated revision and the client must
+/// have declared the capability (and the sub-capability for URL elicitation and for sampling
+/// with tools).
+pub(crate) fn check_client_capability(
+    method: &str,
+    caps: &Value,
+    version: ProtocolVersion,
+    shape: RequestShape,
+) -> Result<(), Refused> {
+    let missing = |capability: &str| Refused::MissingCapability {
+        method: method.to_owned(),
+        capability: capability.to_owned(),
+    };
+    let too_old = |since: ProtocolVersion| {
+        if version.at_least(since) {
+            Ok(())
+        } else {
+            Err(Refused::UnsupportedByVersion {
+                method: method.to_owned(),
+                version,
+            })
+        }
+    };
+    let Some(cap) = required_client_capability(method) else {
+        return Ok(());
+    };
+    if !has_capability(caps, &[cap]) {
+        return Err(missing(cap));
+    }
+    match method {
+        "elicitation/create" => {
+            too_old(ProtocolVersion::V2025_06_18)?;
+            let elicitation = &caps["elicitation"];
+            if shape.url_mode {
+                too_old(ProtocolVersion::V2025_11_25)?;
+                if !has_capability(elicitation, &["url"]) {
+                    return Err(missing("elicitation.url"));
+                }
+            } else {
+                // `elicitation: {}` is how clients before 2025-11-25 declared form mode.
+                let empty = elicitation.as_object().is_some_and(|m| m.is_empty());
+                if !empty && !has_capability(elicitation, &["form"]) {
+                    return Err(missing("elicitation.form"));
+                }
+            }
+        }
+        "sampling/createMessage"
+            if shape.with_tools && !has_capability(caps, &["sampling", "tools"]) =>
+        {
+            return Err(missing("sampling.tools"));
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The sans-I/O protocol engine: the rules of MCP for one peer, as a state machine the caller
 //! drives with messages and `Instant`s.
 //!
-//! [`ServerEngine`] and `ClientEngine` know the lifecycle of both eras (the `initialize`
+//! [`ServerEngine`] and [`ClientEngine`] know the lifecycle of both eras (the `initialize`
 //! handshake of 2024-11-05 .. 2025-11-25, the per-request `_meta` envelope of 2026-07-28),
 //! capability gates in both directions, request ids, the pending tables, cancellation, progress
 //! and timeouts. They never read a clock, start a thread or touch a socket: every rule is
@@ -38,14 +38,14 @@ use serde_json::value::RawValue;
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::version::{Era, ProtocolVersion};
 
-// mod client;
+mod client;
 mod meta;
 mod methods;
 mod pending;
 mod progress;
 mod server;
 
-// pub use client::{ClientConfig, ClientEngine, ClientStep, HandshakeError, PeerRequest, Ready};
+pub use client::{ClientConfig, ClientEngine, ClientStep, HandshakeError, PeerRequest, Ready};
 pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
     ProgressToken, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, missing_client_capability_error,

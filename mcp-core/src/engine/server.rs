@@ -631,7 +631,12 @@ impl ServerEngine {
                 "the client has not sent notifications/initialized",
             ));
         }
-        check_client_capability(method, &params, session)?;
+        methods::check_client_capability(
+            method,
+            &session.client_capabilities,
+            session.version,
+            methods::RequestShape::of_params(&params),
+        )?;
         let id = self.outgoing.allocate_id();
         let token = if timeout.reset_on_progress {
             let t = self.outgoing.allocate_token();
@@ -756,61 +761,4 @@ fn value_response(id: RequestId, result: Value) -> Message {
         Ok(r) => r.into(),
         Err(e) => Message::error(Some(id), ErrorObject::internal(e)),
     }
-}
-
-/// The legacy rules for server-to-client requests: the method must exist in the negotiated
-/// revision and the client must have declared the capability (and the sub-capability for URL
-/// elicitation and sampling with tools).
-fn check_client_capability(
-    method: &str,
-    params: &serde_json::Map<String, Value>,
-    session: &Session,
-) -> Result<(), Refused> {
-    let caps = &*session.client_capabilities;
-    let missing = |capability: &str| Refused::MissingCapability {
-        method: method.to_owned(),
-        capability: capability.to_owned(),
-    };
-    let too_old = |since: ProtocolVersion| {
-        if session.version.at_least(since) {
-            Ok(())
-        } else {
-            Err(Refused::UnsupportedByVersion {
-                method: method.to_owned(),
-                version: session.version,
-            })
-        }
-    };
-    let Some(cap) = methods::required_client_capability(method) else {
-        return Ok(());
-    };
-    if !has_capability(caps, &[cap]) {
-        return Err(missing(cap));
-    }
-    match method {
-        "elicitation/create" => {
-            too_old(ProtocolVersion::V2025_06_18)?;
-            let elicitation = &caps["elicitation"];
-            let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
-            if url_mode {
-                too_old(ProtocolVersion::V2025_11_25)?;
-                if !has_capability(elicitation, &["url"]) {
-                    return Err(missing("elicitation.url"));
-                }
-            } else {
-                // `elicitation: {}` is how clients before 2025-11-25 declared form mode.
-                let empty = elicitation.as_object().is_some_and(|m| m.is_empty());
-                if !empty && !has_capability(elicitation, &["form"]) {
-                    return Err(missing("elicitation.form"));
-                }
-            }
-        }
-        "sampling/createMessage"
-            if params.contains_key("tools") && !has_capability(caps, &["sampling", "tools"]) =>
-        {
-            return Err(missing("sampling.tools"));
-        }
-        _ => {}
-    }
-    Ok(())
 }
