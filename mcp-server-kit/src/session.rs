@@ -50,7 +50,8 @@ struct State {
 /// The kit's side of one session.
 pub(crate) struct KitSession {
     shared: Arc<Shared>,
-    out: Arc<dyn Outbound>,
+    /// Dropped at close, so a transport waiting for its last sender can finish at once.
+    out: Mutex<Option<Arc<dyn Outbound>>>,
     info: SessionInfo,
     me: Weak<KitSession>,
     state: Mutex<State>,
@@ -65,7 +66,7 @@ impl KitSession {
         let engine = ServerEngine::from_shared(Arc::clone(&shared.engine_config));
         Arc::new_cyclic(|me| KitSession {
             shared,
-            out,
+            out: Mutex::new(Some(out)),
             info,
             me: me.clone(),
             state: Mutex::new(State {
@@ -84,10 +85,14 @@ impl KitSession {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn outbound(&self) -> Option<Arc<dyn Outbound>> {
+        self.out.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     fn send(&self, msg: Option<Message>, related: Option<&RequestId>) {
-        if let Some(m) = msg {
+        if let (Some(m), Some(out)) = (msg, self.outbound()) {
             // A closed peer is normal at shutdown; there is no one left to tell.
-            let _ = self.out.send(m, related);
+            let _ = out.send(m, related);
         }
     }
 
@@ -339,6 +344,7 @@ impl Session for KitSession {
     }
 
     fn close(&self) {
+        self.out.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut st = self.state();
         st.closed = true;
         for call in st.calls.values() {
@@ -407,7 +413,10 @@ impl Link for KitSession {
             st.waiters.insert(oid.clone(), (call.id.clone(), tx));
             (oid, msg)
         };
-        if self.out.send(msg, Some(&call.id)).is_err() {
+        let sent = self
+            .outbound()
+            .is_some_and(|out| out.send(msg, Some(&call.id)).is_ok());
+        if !sent {
             self.state().waiters.remove(&oid);
             return Err(Error::Cancelled);
         }
