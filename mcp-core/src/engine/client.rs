@@ -1,0 +1,703 @@
+//! The client role: the handshake of either era, the `_meta` envelope on every 2026-07-28
+//! request, gates on the server's capabilities, and the server's requests to us (legacy).
+//!
+//! The client chooses the era: `initialize_request` opens a legacy session, `discover_request`
+//! (or `assume_modern`, which skips the probe) makes every later request carry the 2026-07-28
+//! envelope. A failed discovery says whether falling back to `initialize` makes sense
+//! ([`HandshakeError::should_fall_back`]), which is how a dual-era client meets an old server.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response, codes};
+use crate::version::{Era, ProtocolVersion, VersionSet};
+
+use super::meta::{
+    self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
+    ProgressToken, SERVER_INFO_KEY, has_capability,
+};
+use super::methods::{self, RequestShape};
+use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
+use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
+use super::{Answer, Outcome, Refused};
+
+/// What a client is and can do; fixed for the life of the engine.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The revisions this client speaks.
+    pub versions: VersionSet,
+    /// The client's `Implementation` object (`name`, `version`, ...).
+    pub client_info: Value,
+    /// The `ClientCapabilities` object: sent in `initialize` (legacy) or on every request
+    /// (modern), and used to refuse server requests we did not declare.
+    pub capabilities: Value,
+}
+
+/// A request from the server (legacy era: sampling, elicitation, roots, ...) for the
+/// application to answer through [`ClientEngine::respond`].
+#[derive(Debug, Clone)]
+pub struct PeerRequest {
+    /// The server's id.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params as sent.
+    pub params: Option<Box<RawValue>>,
+    /// The token to report progress with, if the server asked for progress.
+    pub progress_token: Option<ProgressToken>,
+}
+
+/// The handshake finished: requests may go out.
+#[derive(Debug, Clone)]
+pub struct Ready {
+    /// The era chosen.
+    pub era: Era,
+    /// The revision both sides speak.
+    pub version: ProtocolVersion,
+    /// The server's `Implementation`, when it said.
+    pub server_info: Option<Value>,
+    /// The server's capabilities.
+    pub capabilities: Value,
+    /// The server's instructions for the model.
+    pub instructions: Option<String>,
+    /// Legacy era: the `notifications/initialized` to send before anything else.
+    pub send: Option<Message>,
+}
+
+/// Why a handshake failed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum HandshakeError {
+    /// The server answered `initialize` with a revision this client does not speak; the spec
+    /// says to disconnect.
+    UnsupportedVersion {
+        /// What the server answered.
+        answered: String,
+    },
+    /// `server/discover` listed no 2026-07-28-era revision this client speaks.
+    NoCommonVersion {
+        /// What the server listed.
+        server_supports: Vec<String>,
+    },
+    /// The server answered the handshake with an error.
+    Rejected(ErrorObject),
+    /// The handshake result did not have the required shape.
+    Malformed(String),
+}
+
+impl HandshakeError {
+    /// After a failed `server/discover`: whether the server is probably a legacy one, so
+    /// trying `initialize` makes sense. Any error that is not one of the 2026-07-28 errors
+    /// (-32020, -32021) means "not a modern server"; -32022 and an empty intersection mean "no
+    /// modern revision in common".
+    pub fn should_fall_back(&self) -> bool {
+        match self {
+            HandshakeError::NoCommonVersion { .. } => true,
+            HandshakeError::Rejected(e) => !matches!(
+                e.code,
+                codes::HEADER_MISMATCH | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
+            ),
+            HandshakeError::UnsupportedVersion { .. } | HandshakeError::Malformed(_) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeError::UnsupportedVersion { answered } => {
+                write!(
+                    f,
+                    "the server answered protocol version {answered:?}, which this client does not speak"
+                )
+            }
+            HandshakeError::NoCommonVersion { server_supports } => write!(
+                f,
+                "no 2026-07-28-era protocol version in common (server supports {server_supports:?})"
+            ),
+            HandshakeError::Rejected(e) => write!(f, "the server refused the handshake: {e}"),
+            HandshakeError::Malformed(why) => write!(f, "malformed handshake result: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for HandshakeError {}
+
+/// What the caller should do with one incoming message.
+#[derive(Debug)]
+pub enum ClientStep {
+    /// Send this back now (a ping answer, or an error for a request we cannot take).
+    Reply(Message),
+    /// The handshake succeeded.
+    Ready(Ready),
+    /// The handshake failed; the engine is back where it started.
+    HandshakeFailed(HandshakeError),
+    /// A server request for the application.
+    Dispatch(PeerRequest),
+    /// The server cancelled its request `id`: stop working on it; no answer will be sent.
+    Cancel {
+        /// The cancelled request.
+        id: RequestId,
+        /// The server's reason.
+        reason: Option<String>,
+    },
+    /// The server reported progress on one of our requests.
+    Progress(ProgressUpdate),
+    /// The answer to one of our requests (results of `resultType` `"input_required"` come as
+    /// [`Outcome::InputRequired`]).
+    Answer(Answer),
+    /// Any other notification from the server (log messages, list changes, ...).
+    Notification(Notification),
+    /// Nothing to do.
+    Nothing,
+}
+
+#[derive(Debug)]
+struct Session {
+    era: Era,
+    version: ProtocolVersion,
+    /// `None` when the client went modern without discovery: nothing is gated then.
+    server_capabilities: Option<Value>,
+    server_info: Option<Value>,
+}
+
+#[derive(Debug)]
+enum Mode {
+    Fresh,
+    Initializing(RequestId),
+    Discovering(RequestId),
+    Ready(Session),
+}
+
+/// The client side of one connection.
+#[derive(Debug)]
+pub struct ClientEngine {
+    config: Arc<ClientConfig>,
+    mode: Mode,
+    incoming: IncomingTable,
+    outgoing: OutgoingTable,
+    handshake_timeout: Timeout,
+    log_level: Option<LogLevel>,
+}
+
+#[derive(Deserialize)]
+struct InitializeResult {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: Option<Value>,
+    #[serde(rename = "serverInfo", default)]
+    server_info: Option<Value>,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct DiscoverResult {
+    #[serde(rename = "supportedVersions")]
+    supported_versions: Vec<String>,
+    #[serde(default)]
+    capabilities: Option<Value>,
+    #[serde(default)]
+    instructions: Option<String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Map<String, Value>>,
+}
+
+impl ClientEngine {
+    /// An engine for a new connection.
+    pub fn new(config: ClientConfig) -> Self {
+        ClientEngine {
+            config: Arc::new(config),
+            mode: Mode::Fresh,
+            incoming: IncomingTable::default(),
+            outgoing: OutgoingTable::default(),
+            handshake_timeout: Timeout::fixed(Duration::from_secs(30)),
+            log_level: None,
+        }
+    }
+
+    /// Sets how long `initialize` and `server/discover` may take (30 s by default).
+    pub fn set_handshake_timeout(&mut self, timeout: Timeout) {
+        self.handshake_timeout = timeout;
+    }
+
+    /// 2026-07-28: the log level every later request asks for in its `_meta` (`None`, the
+    /// default, asks the server for no log messages at all).
+    pub fn set_log_level(&mut self, level: Option<LogLevel>) {
+        self.log_level = level;
+    }
+
+    /// The config.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// The era, once the handshake is done.
+    pub fn era(&self) -> Option<Era> {
+        self.session().map(|s| s.era)
+    }
+
+    /// The revision in use, once the handshake is done.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.session().map(|s| s.version)
+    }
+
+    /// The server's capabilities, when known.
+    pub fn server_capabilities(&self) -> Option<&Value> {
+        self.session().and_then(|s| s.server_capabilities.as_ref())
+    }
+
+    /// The server's `Implementation`, when known.
+    pub fn server_info(&self) -> Option<&Value> {
+        self.session().and_then(|s| s.server_info.as_ref())
+    }
+
+    fn session(&self) -> Option<&Session> {
+        match &self.mode {
+            Mode::Ready(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn check_can_handshake(&self, era: Era) -> Result<ProtocolVersion, Refused> {
+        if !matches!(self.mode, Mode::Fresh) {
+            return Err(Refused::NotReady(
+                "a handshake is under way or already done",
+            ));
+        }
+        self.config.versions.latest(era).ok_or(Refused::WrongEra {
+            method: match era {
+                Era::Legacy => "initialize".to_owned(),
+                Era::Modern => "server/discover".to_owned(),
+            },
+            era,
+        })
+    }
+
+    /// Starts the legacy handshake: the `initialize` request to send, proposing our newest
+    /// legacy revision.
+    ///
+    /// # Errors
+    /// [`Refused`] when a handshake is under way or done, or the client speaks no legacy
+    /// revision.
+    pub fn initialize_request(&mut self, now: Instant) -> Result<Message, Refused> {
+        let version = self.check_can_handshake(Era::Legacy)?;
+        let params = json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": self.config.capabilities,
+            "clientInfo": self.config.client_info,
+        });
+        let id = self.outgoing.allocate_id();
+        let msg = Request::new(id.clone(), "initialize", &params)
+            .map_err(|e| Refused::InvalidParams(e.to_string()))?;
+        self.outgoing.insert(
+            id.clone(),
+            "initialize",
+            None,
+            None,
+            now,
+            self.handshake_timeout,
+        );
+        self.mode = Mode::Initializing(id);
+        Ok(msg.into())
+    }
+
+    /// Starts the 2026-07-28 handshake: a `server/discover` request carrying our newest modern
+    /// revision. Its answer sets the revision and the server's capabilities.
+    ///
+    /// # Errors
+    /// [`Refused`] when a handshake is under way or done, or the client speaks no modern
+    /// revision.
+    pub fn discover_request(&mut self, now: Instant) -> Result<Message, Refused> {
+        let version = self.check_can_handshake(Era::Modern)?;
+        let mut params = Map::new();
+        self.envelope(&mut params, version);
+        let id = self.outgoing.allocate_id();
+        let msg = Request::new(id.clone(), "server/discover", &params)
+            .map_err(|e| Refused::InvalidParams(e.to_string()))?;
+        self.outgoing.insert(
+            id.clone(),
+            "server/discover",
+            None,
+            None,
+            now,
+            self.handshake_timeout,
+        );
+        self.mode = Mode::Discovering(id);
+        Ok(msg.into())
+    }
+
+    /// Goes modern without `server/discover`, with our newest modern revision; the server's
+    /// capabilities stay unknown, so requests are not gated on them.
+    ///
+    /// # Errors
+    /// As [`ClientEngine::discover_request`].
+    pub fn assume_modern(&mut self) -> Result<ProtocolVersion, Refused> {
+        let version = self.check_can_handshake(Era::Modern)?;
+        self.mode = Mode::Ready(Session {
+            era: Era::Modern,
+            version,
+            server_capabilities: None,
+            server_info: None,
+        });
+        Ok(version)
+    }
+
+    fn envelope(&self, params: &mut Map<String, Value>, version: ProtocolVersion) {
+        meta::set_meta(params, PROTOCOL_VERSION_KEY, Value::from(version.as_str()));
+        meta::set_meta(
+            params,
+            CLIENT_CAPABILITIES_KEY,
+            self.config.capabilities.clone(),
+        );
+        meta::set_meta(params, CLIENT_INFO_KEY, self.config.client_info.clone());
+        if let Some(level) = self.log_level {
+            meta::set_meta(params, LOG_LEVEL_KEY, Value::from(level.as_str()));
+        }
+    }
+
+    /// Starts a request to the server. In the 2026-07-28 era the `_meta` envelope
+    /// (protocolVersion, clientCapabilities, clientInfo, logLevel) is added; with `progress` a
+    /// fresh progress token is too.
+    ///
+    /// # Errors
+    /// [`Refused`] before the handshake (only `ping` may go out then, legacy), for methods
+    /// of the other era, for methods whose server capability was not advertised, and for params
+    /// that are not a JSON object.
+    pub fn request<P: Serialize + ?Sized>(
+        &mut self,
+        method: &str,
+        params: &P,
+        now: Instant,
+        timeout: Timeout,
+        progress: bool,
+    ) -> Result<(RequestId, Message), Refused> {
+        let mut params = meta::params_object(params).map_err(Refused::InvalidParams)?;
+        if matches!(method, "initialize" | "server/discover") {
+            return Err(Refused::NotReady(
+                "handshake requests go through initialize_request or discover_request",
+            ));
+        }
+        match &self.mode {
+            Mode::Ready(s) => {
+                if !methods::exists_in(method, s.era) {
+                    return Err(Refused::WrongEra {
+                        method: method.to_owned(),
+                        era: s.era,
+                    });
+                }
+                if let (Some(caps), Some(path)) = (
+                    &s.server_capabilities,
+                    methods::required_server_capability(method),
+                ) {
+                    if !has_capability(caps, path) {
+                        return Err(Refused::MissingCapability {
+                            method: method.to_owned(),
+                            capability: path.join("."),
+                        });
+                    }
+                }
+                if s.era == Era::Modern {
+                    self.envelope(&mut params, s.version);
+                }
+            }
+            // The spec lets either side ping at any time of a legacy connection.
+            _ if method == "ping" && self.config.versions.speaks(Era::Legacy) => {}
+            _ => return Err(Refused::NotReady("the handshake is not done")),
+        }
+        let id = self.outgoing.allocate_id();
+        let token = progress.then(|| {
+            let t = self.outgoing.allocate_token();
+            meta::set_meta(&mut params, "progressToken", t.to_value());
+            t
+        });
+        let msg = Request::new(id.clone(), method, &params)
+            .map_err(|e| Refused::InvalidParams(e.to_string()))?;
+        self.outgoing
+            .insert(id.clone(), method, None, token, now, timeout);
+        Ok((id, msg.into()))
+    }
+
+    /// Takes one incoming message and says what to do about it.
+    pub fn handle(&mut self, msg: Message, now: Instant) -> ClientStep {
+        match msg {
+            Message::Request(r) => self.on_request(r),
+            Message::Notification(n) => self.on_notification(n, now),
+            Message::Response(r) => {
+                let Some(p) = self.outgoing.remove(&r.id) else {
+                    return ClientStep::Nothing;
+                };
+                match &self.mode {
+                    Mode::Initializing(h) if *h == r.id => self.on_initialize_result(&r),
+                    Mode::Discovering(h) if *h == r.id => self.on_discover_result(&r),
+                    _ => ClientStep::Answer(Answer {
+                        id: r.id,
+                        method: p.method,
+                        related_to: None,
+                        outcome: Outcome::from_result(r.result),
+                    }),
+                }
+            }
+            Message::Error(e) => {
+                let Some((id, p)) =
+                    e.id.and_then(|id| self.outgoing.remove(&id).map(|p| (id, p)))
+                else {
+                    return ClientStep::Nothing;
+                };
+                if matches!(&self.mode, Mode::Initializing(h) | Mode::Discovering(h) if *h == id) {
+                    self.mode = Mode::Fresh;
+                    return ClientStep::HandshakeFailed(HandshakeError::Rejected(e.error));
+                }
+                ClientStep::Answer(Answer {
+                    id,
+                    method: p.method,
+                    related_to: None,
+                    outcome: Outcome::Error(e.error),
+                })
+            }
+        }
+    }
+
+    fn on_initialize_result(&mut self, r: &Response) -> ClientStep {
+        self.mode = Mode::Fresh;
+        let result: InitializeResult = match r.result() {
+            Ok(x) => x,
+            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(e.to_string())),
+        };
+        let version = match self
+            .config
+            .versions
+            .accept_initialize_answer(&result.protocol_version)
+        {
+            Ok(v) => v,
+            Err(_) => {
+                return ClientStep::HandshakeFailed(HandshakeError::UnsupportedVersion {
+                    answered: result.protocol_version,
+                });
+            }
+        };
+        let capabilities = result.capabilities.unwrap_or_else(|| json!({}));
+        self.mode = Mode::Ready(Session {
+            era: Era::Legacy,
+            version,
+            server_capabilities: Some(capabilities.clone()),
+            server_info: result.server_info.clone(),
+        });
+        ClientStep::Ready(Ready {
+            era: Era::Legacy,
+            version,
+            server_info: result.server_info,
+            capabilities,
+            instructions: result.instructions,
+            send: Some(Notification::bare("notifications/initialized").into()),
+        })
+    }
+
+    fn on_discover_result(&mut self, r: &Response) -> ClientStep {
+        self.mode = Mode::Fresh;
+        let result: DiscoverResult = match r.result() {
+            Ok(x) => x,
+            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(e.to_string())),
+        };
+        let picked = self
+            .config
+            .versions
+            .pick_from_discover(result.supported_versions.iter().map(String::as_str));
+        let Some(version) = picked else {
+            return ClientStep::HandshakeFailed(HandshakeError::NoCommonVersion {
+                server_supports: result.supported_versions,
+            });
+        };
+        let capabilities = result.capabilities.unwrap_or_else(|| json!({}));
+        let server_info = result.meta.and_then(|mut m| m.remove(SERVER_INFO_KEY));
+        self.mode = Mode::Ready(Session {
+            era: Era::Modern,
+            version,
+            server_capabilities: Some(capabilities.clone()),
+            server_info: server_info.clone(),
+        });
+        ClientStep::Ready(Ready {
+            era: Era::Modern,
+            version,
+            server_info,
+            capabilities,
+            instructions: result.instructions,
+            send: None,
+        })
+    }
+
+    fn on_request(&mut self, req: Request) -> ClientStep {
+        let reply = |e: ErrorObject| ClientStep::Reply(Message::error(Some(req.id.clone()), e));
+        if self.incoming.contains(&req.id) {
+            return reply(ErrorObject::invalid_request(format!(
+                "request id {} is already in use by a request in flight",
+                req.id
+            )));
+        }
+        let (version, era) = match &self.mode {
+            Mode::Ready(s) => (s.version, s.era),
+            _ => (ProtocolVersion::LATEST_LEGACY, Era::Legacy),
+        };
+        if era == Era::Modern {
+            return reply(ErrorObject::method_not_found(&req.method));
+        }
+        if req.method == "ping" {
+            return ClientStep::Reply(
+                Response::new(req.id.clone(), &json!({}))
+                    .map(Message::from)
+                    .unwrap_or_else(|e| {
+                        Message::error(Some(req.id.clone()), ErrorObject::internal(e))
+                    }),
+            );
+        }
+        let shape = RequestShape::of_raw(req.params.as_deref());
+        if methods::check_client_capability(&req.method, &self.config.capabilities, version, shape)
+            .is_err()
+        {
+            return reply(ErrorObject::method_not_found(&req.method));
+        }
+        let progress_token = meta::read_request_meta(req.params.as_deref())
+            .ok()
+            .and_then(|m| m.progress_token);
+        self.incoming.insert(
+            req.id.clone(),
+            InFlight {
+                era,
+                progress_token: progress_token.clone(),
+                last_progress: None,
+                log_level: None,
+            },
+        );
+        ClientStep::Dispatch(PeerRequest {
+            id: req.id,
+            method: req.method,
+            params: req.params,
+            progress_token,
+        })
+    }
+
+    fn on_notification(&mut self, n: Notification, now: Instant) -> ClientStep {
+        match n.method.as_str() {
+            progress::CANCELLED => {
+                let Ok(p) = n.params::<CancelledParams>() else {
+                    return ClientStep::Nothing;
+                };
+                match self.incoming.remove(&p.request_id) {
+                    Some(_) => ClientStep::Cancel {
+                        id: p.request_id,
+                        reason: p.reason,
+                    },
+                    None => ClientStep::Nothing,
+                }
+            }
+            progress::PROGRESS => {
+                let Ok(p) = n.params::<ProgressParams>() else {
+                    return ClientStep::Nothing;
+                };
+                match self.outgoing.on_progress(&p.token, p.progress, now) {
+                    Some(id) => ClientStep::Progress(ProgressUpdate {
+                        id,
+                        progress: p.progress,
+                        total: p.total,
+                        message: p.message,
+                    }),
+                    None => ClientStep::Nothing,
+                }
+            }
+            _ => ClientStep::Notification(n),
+        }
+    }
+
+    /// The application's answer to server request `id`; `None` when the server cancelled it or
+    /// it is unknown.
+    pub fn respond(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Box<RawValue>, ErrorObject>,
+    ) -> Option<Message> {
+        self.incoming.remove(id)?;
+        Some(match outcome {
+            Ok(result) => Message::Response(Response {
+                id: id.clone(),
+                result,
+            }),
+            Err(e) => Message::error(Some(id.clone()), e),
+        })
+    }
+
+    /// [`ClientEngine::respond`] for a result held as a `Value`.
+    pub fn respond_value(
+        &mut self,
+        id: &RequestId,
+        outcome: Result<Value, ErrorObject>,
+    ) -> Option<Message> {
+        let outcome = match outcome {
+            Ok(v) => crate::jsonrpc::to_raw(&v).map_err(ErrorObject::internal),
+            Err(e) => Err(e),
+        };
+        self.respond(id, outcome)
+    }
+
+    /// A progress notification for server request `id` (same rules as the server's).
+    pub fn progress(
+        &mut self,
+        id: &RequestId,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Option<Message> {
+        let token = self.incoming.advance_progress(id, progress)?;
+        Some(progress::progress_message(token, progress, total, message))
+    }
+
+    /// Gives up on one of our requests: forgets it and returns the `notifications/cancelled`
+    /// to send. `None` when it is not pending, or when it is `initialize`, which the spec says
+    /// must not be cancelled. Cancelling `server/discover` returns the engine to its start.
+    pub fn cancel(&mut self, id: &RequestId, reason: Option<&str>) -> Option<Message> {
+        match &self.mode {
+            Mode::Initializing(h) if h == id => return None,
+            Mode::Discovering(h) if h == id => self.mode = Mode::Fresh,
+            _ => {}
+        }
+        self.outgoing.remove(id)?;
+        Some(progress::cancelled_message(id.clone(), reason))
+    }
+
+    /// Removes and returns our requests whose deadline passed. A timed-out handshake returns
+    /// the engine to its start, so the caller may retry or fall back.
+    pub fn poll(&mut self, now: Instant) -> Vec<Expired> {
+        let expired = self.outgoing.expire(now);
+        expired
+            .into_iter()
+            .map(|(id, e)| {
+                if matches!(&self.mode, Mode::Initializing(h) | Mode::Discovering(h) if *h == id) {
+                    self.mode = Mode::Fresh;
+                }
+                Expired {
+                    cancel: progress::cancelled_message(id.clone(), Some("timed out")),
+                    id,
+                    method: e.method,
+                    related_to: None,
+                }
+            })
+            .collect()
+    }
+
+    /// When [`ClientEngine::poll`] next has something to do.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.outgoing.next_deadline()
+    }
+
+    /// A `notifications/roots/list_changed`, or `None` outside a legacy session or when we did
+    /// not declare `roots.listChanged`.
+    pub fn roots_list_changed(&self) -> Option<Message> {
+        let legacy = self.era() == Some(Era::Legacy);
+        (legacy && has_capability(&self.config.capabilities, &["roots", "listChanged"]))
+            .then(|| Notification::bare("notifications/roots/list_changed").into())
+    }
+}
