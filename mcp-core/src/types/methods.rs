@@ -1,0 +1,172 @@
+//! Every method name of every revision, and which revisions know it.
+
+use crate::ProtocolVersion;
+use crate::ProtocolVersion::{V2024_11_05, V2025_06_18, V2025_11_25, V2026_07_28};
+
+/// `initialize` (legacy).
+pub const INITIALIZE: &str = "initialize";
+/// `ping` (legacy).
+pub const PING: &str = "ping";
+/// `server/discover` (2026-07-28).
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// `tools/list`.
+pub const TOOLS_LIST: &str = "tools/list";
+/// `tools/call`.
+pub const TOOLS_CALL: &str = "tools/call";
+/// `resources/list`.
+pub const RESOURCES_LIST: &str = "resources/list";
+/// `resources/templates/list`.
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// `resources/read`.
+pub const RESOURCES_READ: &str = "resources/read";
+/// `resources/subscribe` (legacy).
+pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+/// `resources/unsubscribe` (legacy).
+pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// `prompts/list`.
+pub const PROMPTS_LIST: &str = "prompts/list";
+/// `prompts/get`.
+pub const PROMPTS_GET: &str = "prompts/get";
+/// `completion/complete`.
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// `logging/setLevel` (legacy).
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// `subscriptions/listen` (2026-07-28).
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `sampling/createMessage` (server to client).
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// `elicitation/create` (server to client, 2025-06-18+).
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// `roots/list` (server to client).
+pub const ROOTS_LIST: &str = "roots/list";
+/// `tasks/get` (2025-11-25; 2026-07-28 tasks extension).
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/result` (2025-11-25).
+pub const TASKS_RESULT: &str = "tasks/result";
+/// `tasks/list` (2025-11-25).
+pub const TASKS_LIST: &str = "tasks/list";
+/// `tasks/cancel` (2025-11-25; 2026-07-28 tasks extension).
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+/// `tasks/update` (2026-07-28 tasks extension).
+pub const TASKS_UPDATE: &str = "tasks/update";
+
+/// `notifications/initialized` (legacy).
+pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
+/// `notifications/cancelled`.
+pub const NOTIFICATION_CANCELLED: &str = "notifications/cancelled";
+/// `notifications/progress`.
+pub const NOTIFICATION_PROGRESS: &str = "notifications/progress";
+/// `notifications/message`.
+pub const NOTIFICATION_MESSAGE: &str = "notifications/message";
+/// `notifications/resources/list_changed`.
+pub const NOTIFICATION_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+/// `notifications/resources/updated`.
+pub const NOTIFICATION_RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// `notifications/prompts/list_changed`.
+pub const NOTIFICATION_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+/// `notifications/tools/list_changed`.
+pub const NOTIFICATION_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+/// `notifications/roots/list_changed` (legacy).
+pub const NOTIFICATION_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+/// `notifications/elicitation/complete` (2025-11-25).
+pub const NOTIFICATION_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// `notifications/tasks/status` (2025-11-25).
+pub const NOTIFICATION_TASKS_STATUS: &str = "notifications/tasks/status";
+/// `notifications/tasks` (2026-07-28 tasks extension).
+pub const NOTIFICATION_TASKS: &str = "notifications/tasks";
+/// `notifications/subscriptions/acknowledged` (2026-07-28).
+pub const NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
+    "notifications/subscriptions/acknowledged";
+
+/// Every method name above.
+pub const ALL: &[&str] = &[
+    INITIALIZE,
+    PING,
+    SERVER_DISCOVER,
+    TOOLS_LIST,
+    TOOLS_CALL,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+    PROMPTS_LIST,
+    PROMPTS_GET,
+    COMPLETION_COMPLETE,
+    LOGGING_SET_LEVEL,
+    SUBSCRIPTIONS_LISTEN,
+    SAMPLING_CREATE_MESSAGE,
+    ELICITATION_CREATE,
+    ROOTS_LIST,
+    TASKS_GET,
+    TASKS_RESULT,
+    TASKS_LIST,
+    TASKS_CANCEL,
+    TASKS_UPDATE,
+    NOTIFICATION_INITIALIZED,
+    NOTIFICATION_CANCELLED,
+    NOTIFICATION_PROGRESS,
+    NOTIFICATION_MESSAGE,
+    NOTIFICATION_RESOURCES_LIST_CHANGED,
+    NOTIFICATION_RESOURCES_UPDATED,
+    NOTIFICATION_PROMPTS_LIST_CHANGED,
+    NOTIFICATION_TOOLS_LIST_CHANGED,
+    NOTIFICATION_ROOTS_LIST_CHANGED,
+    NOTIFICATION_ELICITATION_COMPLETE,
+    NOTIFICATION_TASKS_STATUS,
+    NOTIFICATION_TASKS,
+    NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
+];
+
+/// Whether revision `v` defines `method` (the 2026-07-28 tasks extension's methods count as
+/// defined in 2026-07-28). Unknown methods give `false`.
+pub fn known_in(method: &str, v: ProtocolVersion) -> bool {
+    let legacy = v <= V2025_11_25;
+    match method {
+        INITIALIZE
+        | PING
+        | NOTIFICATION_INITIALIZED
+        | LOGGING_SET_LEVEL
+        | RESOURCES_SUBSCRIBE
+        | RESOURCES_UNSUBSCRIBE
+        | NOTIFICATION_ROOTS_LIST_CHANGED => legacy,
+        TOOLS_LIST
+        | TOOLS_CALL
+        | RESOURCES_LIST
+        | RESOURCES_TEMPLATES_LIST
+        | RESOURCES_READ
+        | PROMPTS_LIST
+        | PROMPTS_GET
+        | COMPLETION_COMPLETE
+        | SAMPLING_CREATE_MESSAGE
+        | ROOTS_LIST
+        | NOTIFICATION_CANCELLED
+        | NOTIFICATION_PROGRESS
+        | NOTIFICATION_MESSAGE
+        | NOTIFICATION_RESOURCES_LIST_CHANGED
+        | NOTIFICATION_RESOURCES_UPDATED
+        | NOTIFICATION_PROMPTS_LIST_CHANGED
+        | NOTIFICATION_TOOLS_LIST_CHANGED => v >= V2024_11_05,
+        ELICITATION_CREATE => v >= V2025_06_18,
+        SERVER_DISCOVER
+        | SUBSCRIPTIONS_LISTEN
+        | NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED
+        | TASKS_UPDATE
+        | NOTIFICATION_TASKS => v == V2026_07_28,
+        TASKS_GET | TASKS_CANCEL => v >= V2025_11_25,
+        TASKS_RESULT
+        | TASKS_LIST
+        | NOTIFICATION_TASKS_STATUS
+        | NOTIFICATION_ELICITATION_COMPLETE => v == V2025_11_25,
+        _ => false,
+    }
+}
+
+/// Methods that in 2026-07-28 are only ever embedded in an `InputRequiredResult` (never sent
+/// as JSON-RPC requests).
+pub fn is_input_request(method: &str) -> bool {
+    matches!(
+        method,
+        SAMPLING_CREATE_MESSAGE | ELICITATION_CREATE | ROOTS_LIST
+    )
+}
