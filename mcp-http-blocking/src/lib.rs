@@ -1,5 +1,69 @@
-//! Streamable HTTP transport for MCP on plain threads.
+//! Streamable HTTP for MCP on plain threads: a transport core that any HTTP server can mount,
+//! and a ready server on tiny_http.
 //!
-//! Not implemented yet: this crate is a placeholder in the workspace so the layout matches the
-//! product description. It exports nothing, so nothing can mistake it for a working transport.
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use mcp_core::service::{Service, Session, Outbound, SessionInfo};
+//! # struct Svc;
+//! # impl Service for Svc {
+//! #     fn open(&self, _: SessionInfo, _: Arc<dyn Outbound>) -> Arc<dyn Session> { unimplemented!() }
+//! # }
+//! use mcp_http_blocking::HttpServer;
+//! let server = HttpServer::builder().bind("127.0.0.1:8080").build(Svc)?.spawn()?;
+//! println!("serving on http://{}/mcp", server.local_addr());
+//! server.shutdown();
+//! # Ok::<(), mcp_http_blocking::Error>(())
+//! ```
+//!
+//! Both eras on one endpoint (default `/mcp`): legacy sessions (2025-03-26 .. 2025-11-25,
+//! `Mcp-Session-Id`, GET stream, DELETE, resumable streams), the 2024-11-05 HTTP+SSE transport
+//! (`/sse` + `/messages`), and 2026-07-28 exchanges (one POST, one session of the service).
+//! A POST is answered with plain JSON when the answer comes alone within
+//! [`HttpConfig::json_window`] (or the client accepts only JSON), and with an SSE stream
+//! otherwise.
 #![deny(missing_docs)]
+
+mod config;
+mod http;
+mod legacy;
+mod modern;
+mod security;
+mod server;
+mod store;
+mod transport;
+
+use std::fmt;
+
+pub use config::{AuthConfig, HttpConfig};
+pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
+pub use server::{HttpServer, HttpServerBuilder, ServerHandle};
+pub use store::{EventStore, MemoryEventStore};
+pub use transport::{SESSION_HEADER, StreamableHttp, Sweeper, VERSION_HEADER};
+
+/// Errors of this crate.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The address could not be resolved or bound.
+    Bind(std::io::Error),
+    /// Another I/O failure (starting a thread, cloning the listener).
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Bind(e) => write!(f, "cannot bind: {e}"),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Bind(e) | Error::Io(e) => Some(e),
+        }
+    }
+}

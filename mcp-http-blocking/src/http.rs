@@ -1,0 +1,276 @@
+//! The HTTP shapes the transport core speaks, independent of any HTTP server: a request head,
+//! and a response that is either complete bytes or a stream of Server-Sent Events.
+//!
+//! A host with its own HTTP server mounts the transport by filling an [`HttpRequest`], calling
+//! [`crate::StreamableHttp::handle`] with the body reader, and writing the [`HttpResponse`] back:
+//! bytes as they are, an [`SseBody`] event by event (flushing after each one, and writing a `:`
+//! comment whenever [`SseBody::next_event`] reports [`SseNext::Idle`]).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use mcp_core::jsonrpc::{ErrorObject, Message, RequestId};
+
+/// The head of one HTTP request.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// The method, upper case (`GET`, `POST`, ...).
+    pub method: String,
+    /// The request target: path plus optional `?query`.
+    pub target: String,
+    /// Header fields in arrival order; names are matched ignoring case.
+    pub headers: Vec<(String, String)>,
+    /// The declared `Content-Length`, if any (checked against the body limit before reading).
+    pub content_length: Option<u64>,
+    /// The peer, when known (for logs).
+    pub remote_addr: Option<SocketAddr>,
+}
+
+impl HttpRequest {
+    /// A request with no headers and no body.
+    pub fn new(method: impl Into<String>, target: impl Into<String>) -> Self {
+        HttpRequest {
+            method: method.into(),
+            target: target.into(),
+            headers: Vec::new(),
+            content_length: None,
+            remote_addr: None,
+        }
+    }
+
+    /// Adds a header (builder style, handy in tests and adapters).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The first value of header `name`, ignoring the case of the name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The path part of the target.
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or("")
+    }
+
+    /// The value of query parameter `name` (no percent-decoding: MCP only puts tokens there).
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        let q = self.target.split_once('?')?.1;
+        q.split('&').find_map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (k == name).then_some(v)
+        })
+    }
+
+    /// Sum of the header names and values, to enforce the header size limit.
+    pub(crate) fn header_bytes(&self) -> usize {
+        self.headers
+            .iter()
+            .map(|(n, v)| n.len() + v.len() + 4)
+            .sum()
+    }
+}
+
+/// One HTTP response produced by the transport core.
+#[derive(Debug)]
+pub struct HttpResponse {
+    /// The status code.
+    pub status: u16,
+    /// Header fields to send (the adapter adds framing headers itself).
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Body,
+}
+
+/// A response body.
+#[derive(Debug)]
+pub enum Body {
+    /// Complete bytes (possibly empty).
+    Bytes(Vec<u8>),
+    /// A Server-Sent Events stream, written event by event until it ends.
+    Sse(SseBody),
+}
+
+impl HttpResponse {
+    /// A response with a complete body.
+    pub fn bytes(status: u16, content_type: Option<&str>, body: Vec<u8>) -> Self {
+        let mut headers = Vec::new();
+        if let Some(ct) = content_type {
+            headers.push(("Content-Type".to_owned(), ct.to_owned()));
+        }
+        HttpResponse {
+            status,
+            headers,
+            body: Body::Bytes(body),
+        }
+    }
+
+    /// An empty response.
+    pub fn empty(status: u16) -> Self {
+        Self::bytes(status, None, Vec::new())
+    }
+
+    /// A JSON body.
+    pub fn json(status: u16, body: Vec<u8>) -> Self {
+        Self::bytes(status, Some("application/json"), body)
+    }
+
+    /// A JSON-RPC error response as the body (the spec lets HTTP errors carry one).
+    pub fn rpc_error(status: u16, id: Option<RequestId>, error: ErrorObject) -> Self {
+        Self::json(status, Message::error(id, error).to_vec())
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The first value of header `name`, ignoring case.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// How an SSE stream ended, reported to the stream's owner exactly once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The server side finished it (the last message was written).
+    Completed,
+    /// Writing failed: the client is gone or stopped reading.
+    ClientGone,
+}
+
+/// One frame on a stream's channel: the SSE event bytes plus what the core needs to decide
+/// between a JSON and an SSE answer.
+#[derive(Debug, Clone)]
+pub(crate) struct Frame {
+    /// The complete SSE event (`id:`/`data:` lines and the blank line).
+    pub event: Vec<u8>,
+    /// The JSON-RPC message alone.
+    pub json: Vec<u8>,
+    /// True for the last message of the stream.
+    pub last: bool,
+    /// True for responses and error responses.
+    pub is_response: bool,
+    /// The error code, when the message is an error response.
+    pub error_code: Option<i64>,
+}
+
+/// What [`SseBody::next_event`] produced.
+#[derive(Debug)]
+pub enum SseNext {
+    /// Event bytes to write (already in SSE syntax).
+    Event(Vec<u8>),
+    /// Nothing for the keep-alive interval: write a `:` comment (this is also how a gone client
+    /// is noticed).
+    Idle,
+    /// The stream is over.
+    End,
+}
+
+/// A stream of SSE events fed by a bounded channel. The writer of the adapter drains it; when
+/// the writer stops draining (a slow or gone client), the senders time out and give up on it.
+pub struct SseBody {
+    initial: std::collections::VecDeque<Vec<u8>>,
+    rx: Option<Receiver<Frame>>,
+    keepalive: Duration,
+    on_end: Option<Box<dyn FnOnce(StreamEnd) + Send>>,
+}
+
+impl std::fmt::Debug for SseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseBody")
+            .field("initial", &self.initial.len())
+            .field("keepalive", &self.keepalive)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SseBody {
+    pub(crate) fn new(
+        initial: Vec<Vec<u8>>,
+        rx: Option<Receiver<Frame>>,
+        keepalive: Duration,
+        on_end: Option<Box<dyn FnOnce(StreamEnd) + Send>>,
+    ) -> Self {
+        SseBody {
+            initial: initial.into(),
+            rx,
+            keepalive,
+            on_end,
+        }
+    }
+
+    /// The next thing to write; waits at most the keep-alive interval.
+    pub fn next_event(&mut self) -> SseNext {
+        if let Some(e) = self.initial.pop_front() {
+            return SseNext::Event(e);
+        }
+        let Some(rx) = &self.rx else {
+            return SseNext::End;
+        };
+        match rx.recv_timeout(self.keepalive) {
+            Ok(f) => SseNext::Event(f.event),
+            Err(RecvTimeoutError::Timeout) => SseNext::Idle,
+            Err(RecvTimeoutError::Disconnected) => SseNext::End,
+        }
+    }
+
+    /// Reports how the stream ended; the adapter calls it once when it stops writing. Dropping
+    /// the body without calling it counts as [`StreamEnd::ClientGone`].
+    pub fn finish(mut self, how: StreamEnd) {
+        if let Some(f) = self.on_end.take() {
+            f(how);
+        }
+    }
+}
+
+impl Drop for SseBody {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_end.take() {
+            f(StreamEnd::ClientGone);
+        }
+    }
+}
+
+/// Encodes one SSE event. `data` must not contain a newline (our JSON never does).
+pub(crate) fn sse_event(id: Option<&str>, event: Option<&str>, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 48);
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(ev) = event {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(ev.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"data: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\n\n");
+    out
+}
+
+/// True when the Accept header admits `mime` (or a wildcard covering it).
+pub(crate) fn accepts(accept: Option<&str>, mime: &str) -> bool {
+    let Some(accept) = accept else {
+        return false;
+    };
+    let major = mime.split('/').next().unwrap_or("");
+    accept.split(',').any(|part| {
+        let m = part.split(';').next().unwrap_or("").trim();
+        m.eq_ignore_ascii_case(mime)
+            || m == "*/*"
+            || (m.ends_with("/*") && m[..m.len() - 2].eq_ignore_ascii_case(major))
+    })
+}

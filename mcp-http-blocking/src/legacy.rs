@@ -1,0 +1,480 @@
+//! Sessions of the legacy era (2024-11-05 .. 2025-11-25): one per `Mcp-Session-Id`, each with
+//! its streams (one per POST that carried requests, plus the standalone GET stream, number 0),
+//! the routes from request ids to streams, and resumption from the event store.
+//!
+//! Locks: the session's state lock may be held while a stream's lock is taken, never the other
+//! way round. A stream's lock is held while a frame is sent, so frames reach a stream's channel
+//! in the order of their sequence numbers, and attaching a resumed connection (replay, then
+//! live) cannot lose or repeat an event.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::Instant;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::service::{Closed, Outbound, Session};
+use mcp_core::version::ProtocolVersion;
+
+use crate::config::HttpConfig;
+use crate::http::{Frame, StreamEnd, sse_event};
+use crate::store::EventStore;
+
+/// How many finished POST streams keep their history for late resumption.
+const KEEP_FINISHED_STREAMS: usize = 64;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here leaves the state consistent between statements that could
+    // panic, so a poisoned lock is still usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Which legacy transport a session belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Streamable HTTP, 2025-03-26 .. 2025-11-25: per-request streams, resumable.
+    Streamable,
+    /// HTTP+SSE of 2024-11-05: everything on the one GET stream, `event: message`.
+    OldSse,
+}
+
+pub(crate) struct LegacySession {
+    pub id: String,
+    pub kind: Kind,
+    state: Mutex<State>,
+    service: OnceLock<Arc<dyn Session>>,
+    seq: AtomicU64,
+    cfg: Arc<HttpConfig>,
+    store: Arc<dyn EventStore>,
+}
+
+struct State {
+    last_active: Instant,
+    version: Option<ProtocolVersion>,
+    init_id: Option<RequestId>,
+    closed: bool,
+    streams: HashMap<u64, Arc<Stream>>,
+    routes: HashMap<RequestId, u64>,
+    next_stream: u64,
+    finished: VecDeque<u64>,
+}
+
+pub(crate) struct Stream {
+    pub no: u64,
+    inner: Mutex<StreamInner>,
+}
+
+struct StreamInner {
+    tx: Option<Sender<Frame>>,
+    generation: u64,
+    pending: usize,
+    done: bool,
+}
+
+/// What a connection gets when it attaches to a stream.
+pub(crate) struct Attached {
+    pub replay: Vec<Vec<u8>>,
+    pub rx: Option<Receiver<Frame>>,
+    pub generation: u64,
+}
+
+/// Why a stream could not be opened or attached.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum StreamError {
+    /// A live connection already holds the standalone stream.
+    Busy,
+    /// The per-session stream limit is reached.
+    TooMany,
+    /// The session is closed.
+    Closed,
+}
+
+impl LegacySession {
+    pub fn new(
+        id: String,
+        kind: Kind,
+        cfg: Arc<HttpConfig>,
+        store: Arc<dyn EventStore>,
+    ) -> Arc<Self> {
+        let mut streams = HashMap::new();
+        streams.insert(0, Arc::new(Stream::new(0, 0)));
+        Arc::new(LegacySession {
+            id,
+            kind,
+            state: Mutex::new(State {
+                last_active: Instant::now(),
+                version: None,
+                init_id: None,
+                closed: false,
+                streams,
+                routes: HashMap::new(),
+                next_stream: 1,
+                finished: VecDeque::new(),
+            }),
+            service: OnceLock::new(),
+            seq: AtomicU64::new(0),
+            cfg,
+            store,
+        })
+    }
+
+    /// The outbound handle given to the service: it holds the session weakly, so a session
+    /// the registry dropped is not kept alive by the service.
+    pub fn outbound(self: &Arc<Self>) -> Arc<dyn Outbound> {
+        Arc::new(LegacyOutbound(Arc::downgrade(self)))
+    }
+
+    pub fn set_service(&self, s: Arc<dyn Session>) {
+        let _ = self.service.set(s);
+    }
+
+    pub fn set_init_id(&self, id: RequestId) {
+        lock(&self.state).init_id = Some(id);
+    }
+
+    /// The revision negotiated by `initialize`, once the answer went out.
+    pub fn version(&self) -> Option<ProtocolVersion> {
+        lock(&self.state).version
+    }
+
+    pub fn touch(&self) {
+        lock(&self.state).last_active = Instant::now();
+    }
+
+    /// Idle since `now - last_active`, with no connection attached to any stream.
+    pub fn idle_since(&self) -> Option<Instant> {
+        let st = lock(&self.state);
+        if st.streams.values().any(|s| s.attached()) {
+            None
+        } else {
+            Some(st.last_active)
+        }
+    }
+
+    pub fn deliver(&self, msg: Message) {
+        if let Some(s) = self.service.get() {
+            s.handle(msg);
+        }
+    }
+
+    fn key(&self, no: u64) -> String {
+        format!("{}/{}", self.id, no)
+    }
+
+    /// Allocates a session-wide sequence number (for event ids and priming events).
+    pub fn next_seq(&self) -> u64 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Opens the stream of one POST carrying `ids`, attached to a fresh channel.
+    pub fn open_post_stream(
+        &self,
+        ids: &[RequestId],
+    ) -> Result<(Arc<Stream>, Attached), StreamError> {
+        let mut st = lock(&self.state);
+        if st.closed {
+            return Err(StreamError::Closed);
+        }
+        let live = st.streams.values().filter(|s| s.live()).count();
+        if live >= self.cfg.max_streams_per_session {
+            return Err(StreamError::TooMany);
+        }
+        let no = st.next_stream;
+        st.next_stream += 1;
+        let stream = Arc::new(Stream::new(no, ids.len()));
+        for id in ids {
+            st.routes.insert(id.clone(), no);
+        }
+        st.streams.insert(no, stream.clone());
+        drop(st);
+        let att = stream.attach(None, self.cfg.stream_buffer, |_| Vec::new());
+        Ok((stream, att))
+    }
+
+    /// Attaches a connection to stream `no`, replaying what came after `cursor`.
+    pub fn attach(
+        &self,
+        no: u64,
+        cursor: Option<u64>,
+    ) -> Result<(Arc<Stream>, Attached), StreamError> {
+        let st = lock(&self.state);
+        if st.closed {
+            return Err(StreamError::Closed);
+        }
+        let stream = st.streams.get(&no).cloned().ok_or(StreamError::Closed)?;
+        if cursor.is_none() && stream.attached() {
+            return Err(StreamError::Busy);
+        }
+        if !stream.attached() {
+            let live = st.streams.values().filter(|s| s.live()).count();
+            if live >= self.cfg.max_streams_per_session {
+                return Err(StreamError::TooMany);
+            }
+        }
+        drop(st);
+        let key = self.key(no);
+        let store = self.store.clone();
+        let att = stream.attach(cursor, self.cfg.stream_buffer, |c| store.after(&key, c));
+        Ok((stream, att))
+    }
+
+    /// Called when the connection of `generation` stopped writing stream `no`.
+    pub fn detach(&self, stream: &Stream, generation: u64, how: StreamEnd) {
+        let mut s = lock(&stream.inner);
+        if s.generation == generation && how == StreamEnd::ClientGone {
+            s.tx = None;
+        }
+    }
+
+    /// Sends `msg` on the stream it belongs to.
+    fn route(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        let (stream, is_answer) = {
+            let mut st = lock(&self.state);
+            if st.closed {
+                return Err(Closed);
+            }
+            if let (Message::Response(r), Some(init)) = (&msg, &st.init_id) {
+                if r.id == *init {
+                    st.version = r.result::<serde_json::Value>().ok().and_then(|v| {
+                        v.get("protocolVersion")?
+                            .as_str()
+                            .and_then(ProtocolVersion::parse)
+                    });
+                    st.init_id = None;
+                }
+            }
+            let (target, is_answer) = if self.kind == Kind::OldSse {
+                (0, false)
+            } else if msg.is_response() {
+                match msg.id().and_then(|id| st.routes.remove(id)) {
+                    Some(no) => (no, true),
+                    None => (0, false),
+                }
+            } else {
+                (
+                    related.and_then(|r| st.routes.get(r).copied()).unwrap_or(0),
+                    false,
+                )
+            };
+            (st.streams.get(&target).cloned().ok_or(Closed)?, is_answer)
+        };
+        let resumable = self.kind == Kind::Streamable;
+        let last = stream.push(self, &msg, is_answer, resumable)?;
+        if last {
+            let mut st = lock(&self.state);
+            st.finished.push_back(stream.no);
+            while st.finished.len() > KEEP_FINISHED_STREAMS {
+                if let Some(old) = st.finished.pop_front() {
+                    st.streams.remove(&old);
+                    self.store.forget(&self.key(old));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the session: every stream closes, the service session is told.
+    pub fn close(&self) {
+        let streams: Vec<Arc<Stream>> = {
+            let mut st = lock(&self.state);
+            if st.closed {
+                return;
+            }
+            st.closed = true;
+            st.routes.clear();
+            st.streams.drain().map(|(_, s)| s).collect()
+        };
+        for s in streams {
+            {
+                let mut i = lock(&s.inner);
+                i.tx = None;
+                i.done = true;
+            }
+            self.store.forget(&self.key(s.no));
+        }
+        if let Some(s) = self.service.get() {
+            s.close();
+        }
+    }
+}
+
+impl Stream {
+    fn new(no: u64, pending: usize) -> Self {
+        Stream {
+            no,
+            inner: Mutex::new(StreamInner {
+                tx: None,
+                generation: 0,
+                pending,
+                done: false,
+            }),
+        }
+    }
+
+    fn attached(&self) -> bool {
+        lock(&self.inner).tx.is_some()
+    }
+
+    /// Counts against the per-session limit: a POST stream until its answers went out, the
+    /// standalone stream while a connection holds it.
+    fn live(&self) -> bool {
+        let i = lock(&self.inner);
+        if self.no == 0 {
+            i.tx.is_some()
+        } else {
+            !i.done
+        }
+    }
+
+    fn attach(
+        &self,
+        cursor: Option<u64>,
+        buffer: usize,
+        replay: impl FnOnce(u64) -> Vec<Vec<u8>>,
+    ) -> Attached {
+        let mut i = lock(&self.inner);
+        let replay = cursor.map(replay).unwrap_or_default();
+        i.generation += 1;
+        if i.done {
+            return Attached {
+                replay,
+                rx: None,
+                generation: i.generation,
+            };
+        }
+        let (tx, rx) = bounded(buffer.max(1));
+        // Replacing a previous sender ends that connection's writer; whatever it had not
+        // written yet is in the replay above.
+        i.tx = Some(tx);
+        Attached {
+            replay,
+            rx: Some(rx),
+            generation: i.generation,
+        }
+    }
+
+    /// Stores and sends one message; true when it was the stream's last.
+    fn push(
+        &self,
+        sess: &LegacySession,
+        msg: &Message,
+        is_answer: bool,
+        resumable: bool,
+    ) -> Result<bool, Closed> {
+        let mut i = lock(&self.inner);
+        if i.done || (self.no == 0 && i.tx.is_none()) {
+            // Nobody listens on the standalone stream: nothing is sent, and the caller knows.
+            return Err(Closed);
+        }
+        let json = msg.to_vec();
+        let seq = sess.next_seq();
+        let id = resumable.then(|| format!("{}-{}", self.no, seq));
+        let event = sse_event(
+            id.as_deref(),
+            (sess.kind == Kind::OldSse).then_some("message"),
+            &json,
+        );
+        if is_answer {
+            i.pending = i.pending.saturating_sub(1);
+        }
+        let last = is_answer && i.pending == 0;
+        if resumable {
+            sess.store.append(&sess.key(self.no), seq, &event);
+        }
+        let frame = Frame {
+            event,
+            json,
+            last,
+            is_response: msg.is_response(),
+            error_code: match msg {
+                Message::Error(e) => Some(e.error.code),
+                _ => None,
+            },
+        };
+        let delivered = match &i.tx {
+            Some(tx) => tx.send_timeout(frame, sess.cfg.send_timeout).is_ok(),
+            None => false,
+        };
+        if !delivered {
+            // A reader that does not keep up is cut off rather than buffered for; a resumable
+            // stream keeps the event in its history for the client's reconnection.
+            i.tx = None;
+        }
+        if last {
+            i.done = true;
+            i.tx = None;
+        }
+        if delivered || (resumable && self.no != 0) {
+            Ok(last)
+        } else {
+            Err(Closed)
+        }
+    }
+}
+
+struct LegacyOutbound(Weak<LegacySession>);
+
+impl Outbound for LegacyOutbound {
+    fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        self.0.upgrade().ok_or(Closed)?.route(msg, related)
+    }
+}
+
+/// The live sessions, by id.
+#[derive(Default)]
+pub(crate) struct Registry {
+    map: Mutex<HashMap<String, Arc<LegacySession>>>,
+}
+
+impl Registry {
+    pub fn insert(&self, s: Arc<LegacySession>, cap: usize) -> bool {
+        let mut m = lock(&self.map);
+        if m.len() >= cap {
+            return false;
+        }
+        m.insert(s.id.clone(), s);
+        true
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    pub fn remove(&self, id: &str) -> Option<Arc<LegacySession>> {
+        lock(&self.map).remove(id)
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    /// Removes and returns sessions idle for longer than `idle` at `now`.
+    pub fn expired(&self, now: Instant, idle: std::time::Duration) -> Vec<Arc<LegacySession>> {
+        let mut m = lock(&self.map);
+        let dead: Vec<String> = m
+            .values()
+            .filter(|s| {
+                s.idle_since()
+                    .is_some_and(|t| now.saturating_duration_since(t) >= idle)
+            })
+            .map(|s| s.id.clone())
+            .collect();
+        dead.iter().filter_map(|id| m.remove(id)).collect()
+    }
+
+    pub fn drain(&self) -> Vec<Arc<LegacySession>> {
+        lock(&self.map).drain().map(|(_, s)| s).collect()
+    }
+}
+
+/// Parses a `Last-Event-ID` of the form `<stream>-<seq>`.
+pub(crate) fn parse_event_id(s: &str) -> Option<(u64, u64)> {
+    let (a, b) = s.trim().split_once('-')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// A priming event: an id (the stream's cursor start) and empty data, plus the retry hint.
+pub(crate) fn priming_event(no: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
+    format!("id: {no}-{seq}\nretry: {retry_ms}\ndata: \n\n").into_bytes()
+}

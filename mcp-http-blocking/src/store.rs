@@ -1,0 +1,98 @@
+//! Where SSE events are kept so a client can resume a cut stream with `Last-Event-ID`.
+//!
+//! Event ids have the form `<stream>-<seq>`: `seq` comes from one counter per session, so ids are
+//! unique across the session, and within one stream they grow, so an id is also a cursor into
+//! that stream's history. Histories are bounded per stream; the oldest events fall off first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+/// Storage for resumable streams. Keys are opaque strings chosen by the transport (session id
+/// plus stream number); implementations may persist them elsewhere (a database, a shared cache)
+/// so a resumed stream could even be served by another process.
+pub trait EventStore: Send + Sync {
+    /// Records event `seq` of `stream`, with its complete SSE bytes.
+    fn append(&self, stream: &str, seq: u64, event: &[u8]);
+    /// The events of `stream` after `seq`, oldest first.
+    fn after(&self, stream: &str, seq: u64) -> Vec<Vec<u8>>;
+    /// Drops the history of `stream` (the stream or its session is over).
+    fn forget(&self, stream: &str);
+}
+
+type Histories = HashMap<String, VecDeque<(u64, Vec<u8>)>>;
+
+/// The default store: a bounded in-memory history per stream.
+#[derive(Debug)]
+pub struct MemoryEventStore {
+    per_stream: usize,
+    streams: Mutex<Histories>,
+}
+
+impl MemoryEventStore {
+    /// Keeps at most `per_stream` events of each stream (at least one).
+    pub fn new(per_stream: usize) -> Self {
+        MemoryEventStore {
+            per_stream: per_stream.max(1),
+            streams: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Histories> {
+        // A panic while holding this lock cannot leave the map half-updated in a way that
+        // matters (each operation is one insert or remove), so poisoning is ignored.
+        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Default for MemoryEventStore {
+    fn default() -> Self {
+        MemoryEventStore::new(1000)
+    }
+}
+
+impl EventStore for MemoryEventStore {
+    fn append(&self, stream: &str, seq: u64, event: &[u8]) {
+        let mut map = self.lock();
+        let q = map.entry(stream.to_owned()).or_default();
+        if q.len() >= self.per_stream {
+            q.pop_front();
+        }
+        q.push_back((seq, event.to_vec()));
+    }
+
+    fn after(&self, stream: &str, seq: u64) -> Vec<Vec<u8>> {
+        let map = self.lock();
+        map.get(stream)
+            .map(|q| {
+                q.iter()
+                    .filter(|(s, _)| *s > seq)
+                    .map(|(_, e)| e.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn forget(&self, stream: &str) {
+        self.lock().remove(stream);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_is_bounded_and_replays_after_cursor() {
+        let s = MemoryEventStore::new(3);
+        for seq in [1, 4, 6, 9] {
+            s.append("a", seq, seq.to_string().as_bytes());
+        }
+        s.append("b", 5, b"other");
+        assert_eq!(s.after("a", 4), vec![b"6".to_vec(), b"9".to_vec()]);
+        // 1 fell off: the history keeps only the 3 newest.
+        assert_eq!(s.after("a", 0).len(), 3);
+        s.forget("a");
+        assert!(s.after("a", 0).is_empty());
+        assert_eq!(s.after("b", 0), vec![b"other".to_vec()]);
+    }
+}
