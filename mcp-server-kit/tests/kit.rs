@@ -1,0 +1,363 @@
+//! The kit driven in memory through the service seam: no transport, real sessions, real
+//! worker threads.
+
+use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::jsonrpc::{Message, RequestId, decode};
+use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_server_kit::types::{CallToolResult, ElicitRequestParams};
+use mcp_server_kit::{Context, Error, NoArgs, Server, Tool, schema::Schema};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Collect(Mutex<Sender<Message>>);
+
+impl Outbound for Collect {
+    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
+    }
+}
+
+struct Peer {
+    session: Arc<dyn Session>,
+    rx: Receiver<Message>,
+}
+
+impl Peer {
+    fn open(server: &Server) -> Peer {
+        let (tx, rx) = channel();
+        let session = server.open(
+            SessionInfo::new(TransportKind::Memory),
+            Arc::new(Collect(Mutex::new(tx))),
+        );
+        Peer { session, rx }
+    }
+
+    fn send(&self, json: Value) {
+        self.session
+            .handle(decode(json.to_string().as_bytes()).unwrap());
+    }
+
+    fn next(&self) -> Value {
+        let m = self
+            .rx
+            .recv_timeout(WAIT)
+            .expect("a message from the server");
+        serde_json::from_slice(&m.to_vec()).unwrap()
+    }
+
+    /// The response to `id`, skipping (and returning) what came before it.
+    fn response(&self, id: i64) -> (Value, Vec<Value>) {
+        let mut before = Vec::new();
+        loop {
+            let v = self.next();
+            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
+                return (v, before);
+            }
+            before.push(v);
+        }
+    }
+
+    fn request(&self, id: i64, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.response(id).0
+    }
+
+    fn initialize(&self, version: &str, caps: Value) -> Value {
+        let r = self.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": caps,
+                   "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        r
+    }
+}
+
+fn modern(params: Value, caps: Value) -> Value {
+    let mut p = params;
+    p["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    });
+    p
+}
+
+#[derive(serde::Deserialize)]
+struct Echo {
+    message: String,
+}
+
+fn echo() -> Tool {
+    Tool::new("echo", |a: Echo, _: &Context| Ok::<_, Error>(a.message))
+        .input_schema(Schema::object().property("message", Schema::string()))
+}
+
+#[test]
+fn capabilities_follow_registrations() {
+    let server = Server::builder("t", "1").tool(echo()).build().unwrap();
+    assert_eq!(
+        server.capabilities(),
+        &json!({"tools": {"listChanged": true}})
+    );
+    let p = Peer::open(&server);
+    let init = p.initialize("2025-06-18", json!({}));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "t");
+    // No prompts were registered, so prompts/list is not a method of this server.
+    let r = p.request(1, "prompts/list", json!({}));
+    assert_eq!(r["error"]["code"], -32601);
+}
+
+#[test]
+fn a_panicking_handler_becomes_internal_error_and_the_server_keeps_serving() {
+    let boom = Tool::new("boom", |_: NoArgs, _: &Context| -> Result<String, Error> {
+        panic!("kaboom")
+    });
+    let server = Server::builder("t", "1")
+        .tool(boom)
+        .tool(echo())
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({}));
+    let r = p.request(1, "tools/call", json!({"name": "boom"}));
+    assert_eq!(r["error"]["code"], -32603);
+    assert!(r["error"]["message"].as_str().unwrap().contains("kaboom"));
+    let r = p.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hi"}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "hi");
+}
+
+#[test]
+fn a_cancelled_request_gets_no_response() {
+    let (started_tx, started_rx) = sync_channel::<()>(1);
+    let (release_tx, release_rx) = sync_channel::<()>(1);
+    let (seen_tx, seen_rx) = sync_channel::<bool>(1);
+    let release_rx = Mutex::new(release_rx);
+    let slow = Tool::new("slow", move |_: NoArgs, ctx: &Context| {
+        started_tx.send(()).unwrap();
+        release_rx.lock().unwrap().recv().unwrap();
+        seen_tx.send(ctx.is_cancelled()).unwrap();
+        Ok::<_, Error>("done")
+    });
+    // One worker: the echo call below runs only after the slow handler returned.
+    let server = Server::builder("t", "1")
+        .tool(slow)
+        .tool(echo())
+        .workers(1)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({}));
+    p.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "slow"}}));
+    started_rx.recv_timeout(WAIT).unwrap();
+    // ping is answered while the only worker is busy.
+    assert_eq!(p.request(6, "ping", json!({}))["result"], json!({}));
+    p.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 5, "reason": "user"}}),
+    );
+    p.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                  "params": {"name": "echo", "arguments": {"message": "after"}}}));
+    release_tx.send(()).unwrap();
+    assert!(
+        seen_rx.recv_timeout(WAIT).unwrap(),
+        "the handler saw the cancellation"
+    );
+    let (r, before) = p.response(7);
+    assert_eq!(r["result"]["content"][0]["text"], "after");
+    assert!(
+        before.iter().all(|m| m.get("id") != Some(&json!(5))),
+        "{before:?}"
+    );
+    assert!(p.rx.try_recv().is_err());
+}
+
+#[test]
+fn pagination_follows_cursors_and_refuses_forged_ones() {
+    let mut b = Server::builder("t", "1").page_size(2);
+    for i in 0..5 {
+        b = b.tool(Tool::new(format!("t{i}"), |_: NoArgs, _: &Context| {
+            Ok::<_, Error>("x")
+        }));
+    }
+    let server = b.build().unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({}));
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 1..10 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = p.request(id, "tools/list", params);
+        for t in r["result"]["tools"].as_array().unwrap() {
+            names.push(t["name"].as_str().unwrap().to_owned());
+        }
+        match r["result"].get("nextCursor") {
+            Some(c) => cursor = Some(c.as_str().unwrap().to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(names, ["t0", "t1", "t2", "t3", "t4"]);
+    let r = p.request(20, "tools/list", json!({"cursor": "2.deadbeefdeadbeef"}));
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[test]
+fn bad_arguments_follow_the_revision() {
+    let server = Server::builder("t", "1").tool(echo()).build().unwrap();
+    let old = Peer::open(&server);
+    old.initialize("2025-06-18", json!({}));
+    let r = old.request(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": 5}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    let new = Peer::open(&server);
+    new.initialize("2025-11-25", json!({}));
+    let r = new.request(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": 5}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+    let r = new.request(2, "tools/call", json!({"name": "nope"}));
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+fn asking_tool() -> Tool {
+    Tool::new("ask", |_: NoArgs, ctx: &Context| {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        }))
+        .unwrap();
+        let answer = ctx.elicit(params)?;
+        let v = serde_json::to_value(answer).unwrap();
+        Ok::<_, Error>(CallToolResult::text(format!(
+            "hello {}",
+            v["content"]["name"]
+        )))
+    })
+}
+
+#[test]
+fn legacy_elicitation_is_a_blocking_round_trip() {
+    let server = Server::builder("t", "1")
+        .tool(asking_tool())
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({"elicitation": {}}));
+    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask"}}));
+    let ask = p.next();
+    assert_eq!(ask["method"], "elicitation/create");
+    p.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+                  "result": {"action": "accept", "content": {"name": "ada"}}}));
+    let (r, _) = p.response(1);
+    assert_eq!(r["result"]["content"][0]["text"], "hello \"ada\"");
+
+    // Without the capability the call is refused before anything is sent to the client.
+    let q = Peer::open(&server);
+    q.initialize("2025-11-25", json!({}));
+    let r = q.request(1, "tools/call", json!({"name": "ask"}));
+    assert_eq!(r["result"]["isError"], true);
+}
+
+#[test]
+fn legacy_elicitation_times_out_and_cancels() {
+    let server = Server::builder("t", "1")
+        .tool(asking_tool())
+        .client_request_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({"elicitation": {}}));
+    p.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask"}}));
+    let ask = p.next();
+    assert_eq!(ask["method"], "elicitation/create");
+    let cancel = p.next();
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], ask["id"]);
+    let (r, _) = p.response(1);
+    assert_eq!(r["result"]["isError"], true);
+}
+
+#[test]
+fn modern_elicitation_is_input_required_then_retry() {
+    let server = Server::builder("t", "1")
+        .tool(asking_tool())
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    let caps = json!({"elicitation": {}});
+    let first = p.request(
+        1,
+        "tools/call",
+        modern(json!({"name": "ask"}), caps.clone()),
+    );
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(
+        result["inputRequests"]["input-0"]["method"],
+        "elicitation/create"
+    );
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    let retry = |id: i64, state: &str| {
+        p.request(
+            id,
+            "tools/call",
+            modern(
+                json!({"name": "ask", "requestState": state,
+                       "inputResponses": {"input-0": {"action": "accept", "content": {"name": "bob"}}}}),
+                caps.clone(),
+            ),
+        )
+    };
+    let done = retry(2, &state);
+    assert_eq!(done["result"]["resultType"], "complete");
+    assert_eq!(done["result"]["content"][0]["text"], "hello \"bob\"");
+
+    let mut forged = state.into_bytes();
+    let last = forged.len() - 1;
+    forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };
+    let bad = retry(3, std::str::from_utf8(&forged).unwrap());
+    assert_eq!(bad["error"]["code"], -32602);
+
+    // No elicitation capability: -32021 with the capability named.
+    let r = p.request(4, "tools/call", modern(json!({"name": "ask"}), json!({})));
+    assert_eq!(r["error"]["code"], -32021);
+    assert_eq!(
+        r["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+}
+
+#[test]
+fn added_tools_are_announced() {
+    let server = Server::builder("t", "1").tool(echo()).build().unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({}));
+    // Make sure `initialized` was processed before changing the list.
+    p.request(1, "ping", json!({}));
+    server.add_tool(Tool::new("later", |_: NoArgs, _: &Context| {
+        Ok::<_, Error>("x")
+    }));
+    assert_eq!(p.next()["method"], "notifications/tools/list_changed");
+    let r = p.request(2, "tools/list", json!({}));
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 2);
+    assert!(server.remove_tool("later"));
+    assert_eq!(p.next()["method"], "notifications/tools/list_changed");
+}
