@@ -691,3 +691,22 @@ fn notification_builders_follow_capabilities() {
     let quiet = server(json!({"resources": {}}));
     assert!(quiet.resource_updated("file:///a", None).is_none());
 }
+
+#[test]
+fn an_abandoned_request_gets_no_answer() {
+    let now = Instant::now();
+    let mut s = server(json!({"tools": {}, "logging": {}}));
+    let ServerStep::Dispatch(ctx) = s.handle(
+        modern(1, "tools/call", json!({"name": "t"}), json!({})),
+        now,
+    ) else {
+        panic!("expected dispatch")
+    };
+    assert!(s.abandon(&ctx.id));
+    assert!(!s.abandon(&ctx.id));
+    assert!(!s.is_in_flight(&ctx.id));
+    assert!(
+        s.respond_value(&ctx.id, Ok(json!({"content": []})))
+            .is_none()
+    );
+}

@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response, codes};
+use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
+use super::client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 use super::meta::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
-    ProgressToken, SERVER_INFO_KEY, has_capability,
+    SERVER_INFO_KEY, has_capability,
 };
 use super::methods::{self, RequestShape};
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
@@ -35,125 +36,6 @@ pub struct ClientConfig {
     /// The `ClientCapabilities` object: sent in `initialize` (legacy) or on every request
     /// (modern), and used to refuse server requests we did not declare.
     pub capabilities: Value,
-}
-
-/// A request from the server (legacy era: sampling, elicitation, roots, ...) for the
-/// application to answer through [`ClientEngine::respond`].
-#[derive(Debug, Clone)]
-pub struct PeerRequest {
-    /// The server's id.
-    pub id: RequestId,
-    /// The method.
-    pub method: String,
-    /// The params as sent.
-    pub params: Option<Box<RawValue>>,
-    /// The token to report progress with, if the server asked for progress.
-    pub progress_token: Option<ProgressToken>,
-}
-
-/// The handshake finished: requests may go out.
-#[derive(Debug, Clone)]
-pub struct Ready {
-    /// The era chosen.
-    pub era: Era,
-    /// The revision both sides speak.
-    pub version: ProtocolVersion,
-    /// The server's `Implementation`, when it said.
-    pub server_info: Option<Value>,
-    /// The server's capabilities.
-    pub capabilities: Value,
-    /// The server's instructions for the model.
-    pub instructions: Option<String>,
-    /// Legacy era: the `notifications/initialized` to send before anything else.
-    pub send: Option<Message>,
-}
-
-/// Why a handshake failed.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum HandshakeError {
-    /// The server answered `initialize` with a revision this client does not speak; the spec
-    /// says to disconnect.
-    UnsupportedVersion {
-        /// What the server answered.
-        answered: String,
-    },
-    /// `server/discover` listed no 2026-07-28-era revision this client speaks.
-    NoCommonVersion {
-        /// What the server listed.
-        server_supports: Vec<String>,
-    },
-    /// The server answered the handshake with an error.
-    Rejected(ErrorObject),
-    /// The handshake result did not have the required shape.
-    Malformed(String),
-}
-
-impl HandshakeError {
-    /// After a failed `server/discover`: whether the server is probably a legacy one, so
-    /// trying `initialize` makes sense. Any error that is not one of the 2026-07-28 errors
-    /// (-32020, -32021) means "not a modern server"; -32022 and an empty intersection mean "no
-    /// modern revision in common".
-    pub fn should_fall_back(&self) -> bool {
-        match self {
-            HandshakeError::NoCommonVersion { .. } => true,
-            HandshakeError::Rejected(e) => !matches!(
-                e.code,
-                codes::HEADER_MISMATCH | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
-            ),
-            HandshakeError::UnsupportedVersion { .. } | HandshakeError::Malformed(_) => false,
-        }
-    }
-}
-
-impl std::fmt::Display for HandshakeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HandshakeError::UnsupportedVersion { answered } => {
-                write!(
-                    f,
-                    "the server answered protocol version {answered:?}, which this client does not speak"
-                )
-            }
-            HandshakeError::NoCommonVersion { server_supports } => write!(
-                f,
-                "no 2026-07-28-era protocol version in common (server supports {server_supports:?})"
-            ),
-            HandshakeError::Rejected(e) => write!(f, "the server refused the handshake: {e}"),
-            HandshakeError::Malformed(why) => write!(f, "malformed handshake result: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for HandshakeError {}
-
-/// What the caller should do with one incoming message.
-#[derive(Debug)]
-pub enum ClientStep {
-    /// Send this back now (a ping answer, or an error for a request we cannot take).
-    Reply(Message),
-    /// The handshake succeeded.
-    Ready(Ready),
-    /// The handshake failed; the engine is back where it started.
-    HandshakeFailed(HandshakeError),
-    /// A server request for the application.
-    Dispatch(PeerRequest),
-    /// The server cancelled its request `id`: stop working on it; no answer will be sent.
-    Cancel {
-        /// The cancelled request.
-        id: RequestId,
-        /// The server's reason.
-        reason: Option<String>,
-    },
-    /// The server reported progress on one of our requests.
-    Progress(ProgressUpdate),
-    /// The answer to one of our requests (results of `resultType` `"input_required"` come as
-    /// [`Outcome::InputRequired`]).
-    Answer(Answer),
-    /// Any other notification from the server (log messages, list changes, ...).
-    Notification(Notification),
-    /// Nothing to do.
-    Nothing,
 }
 
 #[derive(Debug)]

@@ -39,13 +39,16 @@ use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::version::{Era, ProtocolVersion};
 
 mod client;
+mod client_step;
 mod meta;
 mod methods;
 mod pending;
 mod progress;
 mod server;
+mod server_step;
 
-pub use client::{ClientConfig, ClientEngine, ClientStep, HandshakeError, PeerRequest, Ready};
+pub use client::{ClientConfig, ClientEngine};
+pub use client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
     ProgressToken, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, missing_client_capability_error,
@@ -53,7 +56,8 @@ pub use meta::{
 };
 pub use pending::{Expired, Timeout};
 pub use progress::ProgressUpdate;
-pub use server::{ClientNotice, ListKind, RequestContext, ServerConfig, ServerEngine, ServerStep};
+pub use server::{ServerConfig, ServerEngine};
+pub use server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
 
 /// How a request this side sent ended.
 #[derive(Debug, Clone)]

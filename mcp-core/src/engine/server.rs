@@ -20,12 +20,12 @@ use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Res
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::meta::{
-    self, CLIENT_CAPABILITIES_KEY, LogLevel, PROTOCOL_VERSION_KEY, ProgressToken, SERVER_INFO_KEY,
-    has_capability,
+    self, CLIENT_CAPABILITIES_KEY, LogLevel, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, has_capability,
 };
 use super::methods;
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
 use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
+use super::server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
 use super::{Answer, Outcome, Refused};
 
 /// What a server is and offers; fixed for the life of the engine.
@@ -40,109 +40,6 @@ pub struct ServerConfig {
     pub capabilities: Value,
     /// Guidance for the client's model, returned by `initialize` and `server/discover`.
     pub instructions: Option<String>,
-}
-
-/// A request the application must answer, with everything the protocol says about it.
-#[derive(Debug, Clone)]
-pub struct RequestContext {
-    /// The client's id; pass it back to [`ServerEngine::respond`].
-    pub id: RequestId,
-    /// The method, such as `tools/call`.
-    pub method: String,
-    /// The params as the client sent them (including `_meta`).
-    pub params: Option<Box<RawValue>>,
-    /// The era the request belongs to.
-    pub era: Era,
-    /// The revision: negotiated by `initialize` (legacy) or named by the request (modern).
-    pub protocol_version: ProtocolVersion,
-    /// The client's capabilities: of this request (modern), or of the session (legacy).
-    pub client_capabilities: Arc<Value>,
-    /// The client's `Implementation`, when it said.
-    pub client_info: Option<Arc<Value>>,
-    /// The token to report progress with; `None` when the client did not ask for progress.
-    pub progress_token: Option<ProgressToken>,
-    /// Modern era: the log level this request asked for (`None`: send no log messages).
-    /// Legacy era: always `None`; the session level set by `logging/setLevel` applies.
-    pub log_level: Option<LogLevel>,
-}
-
-impl RequestContext {
-    /// Decodes the params into `T` (absent params read as `{}`).
-    ///
-    /// # Errors
-    /// When the params do not fit `T`; answer -32602.
-    pub fn params<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
-        match self.params.as_deref() {
-            Some(r) => serde_json::from_str(r.get()),
-            None => serde_json::from_str("{}"),
-        }
-    }
-}
-
-/// A notification from the client the application may care about.
-#[derive(Debug, Clone)]
-pub enum ClientNotice {
-    /// `notifications/initialized`: the legacy session is fully open; the server may now send
-    /// requests of its own.
-    Initialized,
-    /// `notifications/roots/list_changed` (legacy): ask `roots/list` again.
-    RootsListChanged,
-    /// Any other notification, untouched.
-    Other(Notification),
-}
-
-/// What the caller should do with one incoming message.
-#[derive(Debug)]
-pub enum ServerStep {
-    /// Send this message back now: the engine answered by itself (lifecycle, ping, discovery,
-    /// or an error).
-    Reply(Message),
-    /// Hand the request to the application, which answers through [`ServerEngine::respond`].
-    Dispatch(RequestContext),
-    /// A notification for the application.
-    Notice(ClientNotice),
-    /// The client cancelled request `id`: stop its handler; the engine will not send its
-    /// response.
-    Cancel {
-        /// The cancelled request.
-        id: RequestId,
-        /// The client's reason, if given.
-        reason: Option<String>,
-    },
-    /// The client reported progress on one of the server's own requests.
-    Progress(ProgressUpdate),
-    /// The answer to one of the server's own requests.
-    Answer(Answer),
-    /// Nothing to do (a stale response, an ignored cancellation, ...).
-    Nothing,
-}
-
-/// The three lists whose changes a server announces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListKind {
-    /// `notifications/tools/list_changed`.
-    Tools,
-    /// `notifications/prompts/list_changed`.
-    Prompts,
-    /// `notifications/resources/list_changed`.
-    Resources,
-}
-
-impl ListKind {
-    fn method(self) -> &'static str {
-        match self {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
-        }
-    }
-    fn capability(self) -> &'static str {
-        match self {
-            ListKind::Tools => "tools",
-            ListKind::Prompts => "prompts",
-            ListKind::Resources => "resources",
-        }
-    }
 }
 
 #[derive(Debug)]
@@ -163,7 +60,9 @@ enum Mode {
     Modern,
 }
 
-/// The server side of one connection (stdio), one legacy HTTP session, or one modern exchange.
+/// The server side of one connection (stdio), one legacy HTTP session, or one modern HTTP
+/// exchange. Request ids are the client's, unique only within what one client sends, so one
+/// engine must never serve two clients.
 #[derive(Debug)]
 pub struct ServerEngine {
     config: Arc<ServerConfig>,
@@ -595,6 +494,14 @@ impl ServerEngine {
             Err(e) => Err(e),
         };
         self.respond(id, outcome)
+    }
+
+    /// The client stopped waiting for request `id` without a `notifications/cancelled` (a
+    /// 2026-07-28 HTTP client closed the response stream, which counts as cancellation): forget
+    /// it so its late answer, progress and logs are dropped. Returns whether it was in flight;
+    /// when it was, stop its handler as for [`ServerStep::Cancel`].
+    pub fn abandon(&mut self, id: &RequestId) -> bool {
+        self.incoming.remove(id).is_some()
     }
 
     /// Starts a request to the client (`sampling/createMessage`, `elicitation/create`,
