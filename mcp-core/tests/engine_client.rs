@@ -404,3 +404,38 @@ fn a_timed_out_handshake_can_be_retried() {
     assert_eq!(e[0].method, "initialize");
     assert!(c.initialize_request(t0).is_ok());
 }
+
+#[test]
+fn the_server_may_end_a_listen_stream() {
+    let now = Instant::now();
+    let mut c = modern_ready(json!({}), json!({"tools": {"listChanged": true}}), now);
+    let long = Timeout::fixed(Duration::from_secs(3600));
+    let (id, m) = c
+        .request(
+            "subscriptions/listen",
+            &json!({"notifications": {"toolsListChanged": true}}),
+            now,
+            long,
+            false,
+        )
+        .unwrap();
+    assert_eq!(json_of(&m)["method"], "subscriptions/listen");
+    let end = msg(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id.to_value(), "reason": "shutting down"}}),
+    );
+    match c.handle(end.clone(), now) {
+        ClientStep::EndedByServer {
+            id: got,
+            method,
+            reason,
+        } => {
+            assert_eq!(got, id);
+            assert_eq!(method, "subscriptions/listen");
+            assert_eq!(reason.as_deref(), Some("shutting down"));
+        }
+        other => panic!("expected the stream to end, got {other:?}"),
+    }
+    assert!(matches!(c.handle(end, now), ClientStep::Nothing));
+    assert_eq!(c.next_deadline(), None);
+}

@@ -469,11 +469,27 @@ impl ClientEngine {
                 let Ok(p) = n.params::<CancelledParams>() else {
                     return ClientStep::Nothing;
                 };
-                match self.incoming.remove(&p.request_id) {
-                    Some(_) => ClientStep::Cancel {
+                if self.incoming.remove(&p.request_id).is_some() {
+                    return ClientStep::Cancel {
                         id: p.request_id,
                         reason: p.reason,
+                    };
+                }
+                let handshake = matches!(
+                    &self.mode,
+                    Mode::Initializing(h) | Mode::Discovering(h) if *h == p.request_id
+                );
+                match self.outgoing.remove(&p.request_id) {
+                    Some(e) if !handshake => ClientStep::EndedByServer {
+                        id: p.request_id,
+                        method: e.method,
+                        reason: p.reason,
                     },
+                    Some(e) => {
+                        // Put it back: a handshake is not the server's to end this way.
+                        self.outgoing.restore(p.request_id, e);
+                        ClientStep::Nothing
+                    }
                     None => ClientStep::Nothing,
                 }
             }

@@ -119,6 +119,17 @@ pub enum ClientStep {
         /// The server's reason.
         reason: Option<String>,
     },
+    /// The server ended one of our requests itself with `notifications/cancelled` (in
+    /// 2026-07-28, how a server closes a `subscriptions/listen` stream on stdio). The request
+    /// is no longer pending.
+    EndedByServer {
+        /// Our request.
+        id: RequestId,
+        /// Its method.
+        method: String,
+        /// The server's reason.
+        reason: Option<String>,
+    },
     /// The server reported progress on one of our requests.
     Progress(ProgressUpdate),
     /// The answer to one of our requests (results of `resultType` `"input_required"` come as

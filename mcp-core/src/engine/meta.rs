@@ -231,19 +231,31 @@ pub(crate) fn result_type(result: &RawValue) -> String {
 
 /// Adds `resultType: "complete"` to a 2026-07-28 result object that lacks it (the field is
 /// required from that revision on, and handlers written for both eras should not have to know).
+/// The key is spliced into the text, so the result is neither rebuilt as a `Value` tree nor
+/// reordered.
 pub(crate) fn ensure_result_type(result: Box<RawValue>) -> Box<RawValue> {
-    let text = result.get();
-    if !text.trim_start().starts_with('{') {
-        return result;
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(rename = "resultType", default)]
+        result_type: Option<serde::de::IgnoredAny>,
     }
-    let Ok(mut map) = serde_json::from_str::<Map<String, Value>>(text) else {
+    let text = result.get().trim_start();
+    let Some(rest) = text.strip_prefix('{') else {
         return result;
     };
-    if map.contains_key("resultType") {
-        return result;
+    match serde_json::from_str::<Head>(text) {
+        Ok(Head {
+            result_type: Some(_),
+        })
+        | Err(_) => return result,
+        Ok(_) => {}
     }
-    map.insert("resultType".to_owned(), Value::from("complete"));
-    crate::jsonrpc::to_raw(&map).unwrap_or(result)
+    let spliced = if rest.trim_start().starts_with('}') {
+        r#"{"resultType":"complete"}"#.to_owned()
+    } else {
+        format!(r#"{{"resultType":"complete",{rest}"#)
+    };
+    RawValue::from_string(spliced).unwrap_or(result)
 }
 
 #[cfg(test)]
@@ -309,7 +321,14 @@ mod tests {
             "input_required"
         );
         let r = ensure_result_type(raw(r#"{"a":1}"#));
-        assert_eq!(result_type(&r), "complete");
-        assert!(r.get().contains("\"a\":1"));
+        assert_eq!(r.get(), r#"{"resultType":"complete","a":1}"#);
+        let r = ensure_result_type(raw(r#" { } "#));
+        assert_eq!(r.get(), r#"{"resultType":"complete"}"#);
+        let kept = r#"{"resultType":"input_required","requestState":"s"}"#;
+        assert_eq!(ensure_result_type(raw(kept)).get(), kept);
+        // A nested resultType does not count.
+        let nested = ensure_result_type(raw(r#"{"x":{"resultType":"y"}}"#));
+        assert_eq!(result_type(&nested), "complete");
+        assert!(nested.get().starts_with(r#"{"resultType":"complete","#));
     }
 }

@@ -151,6 +151,14 @@ impl OutgoingTable {
         Some(entry)
     }
 
+    /// Puts back an entry taken out by [`OutgoingTable::remove`].
+    pub fn restore(&mut self, id: RequestId, entry: Outgoing) {
+        if let Some(t) = &entry.progress_token {
+            self.tokens.insert(t.clone(), id.clone());
+        }
+        self.entries.insert(id, entry);
+    }
+
     /// Progress arrived for `token`: returns the request id when the token is ours and the
     /// value strictly increased, and moves the deadline when the timeout allows it. Stale or
     /// repeated progress is dropped so a peer cannot keep a request alive by repeating itself.
