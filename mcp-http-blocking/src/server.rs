@@ -479,9 +479,10 @@ fn write_sse(
         head.push_str("Transfer-Encoding: chunked\r\n");
     }
     head.push_str("Connection: close\r\n\r\n");
-    let mut buf = head.into_bytes();
-    let mut ok = true;
-    loop {
+    // The head goes out at once: a client waits for it before it treats the stream as open.
+    let mut ok = w.write_all(head.as_bytes()).and_then(|_| w.flush()).is_ok();
+    let mut buf = Vec::new();
+    while ok {
         let next = sse.next_event();
         let end = matches!(next, SseNext::End);
         match next {

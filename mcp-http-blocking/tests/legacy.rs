@@ -1,0 +1,553 @@
+//! Legacy era (2025-03-26 .. 2025-11-25) and the 2024-11-05 HTTP+SSE transport, over real
+//! sockets.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use serde_json::json;
+
+fn start(cfg: HttpConfig) -> (ServerHandle, std::sync::Arc<Ctl>) {
+    let ctl = Ctl::new();
+    let h = HttpServer::builder()
+        .config(cfg)
+        .io_timeout(Duration::from_secs(5))
+        .build(TestService(ctl.clone()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (h, ctl)
+}
+
+fn init(h: &ServerHandle, version: &str) -> String {
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body(version),
+    );
+    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    r.header("mcp-session-id")
+        .expect("session id minted")
+        .to_owned()
+}
+
+#[test]
+fn initialize_mints_a_session_and_session_rules_hold() {
+    let (h, _) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 200);
+    // The answer came alone and at once: plain JSON.
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-06-18");
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    assert!(sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-06-18");
+
+    // A notification: 202, no body.
+    let n = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        n.as_bytes(),
+    );
+    assert_eq!(r.status, 202);
+    assert!(r.body.is_empty());
+    // A response from the client: 202 too.
+    let resp = json!({"jsonrpc": "2.0", "id": 77, "result": {}}).to_string();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        resp.as_bytes(),
+    );
+    assert_eq!(r.status, 202);
+
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(2, "ping", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["id"], 2);
+    // Missing session id: 400. Unknown: 404.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, pv],
+        &rpc(3, "ping", json!({})),
+    );
+    assert_eq!(r.status, 400);
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, pv, ("Mcp-Session-Id", "nope")],
+        &rpc(3, "ping", json!({})),
+    );
+    assert_eq!(r.status, 404);
+    // An invalid protocol version header: 400; a missing one means 2025-03-26 and is accepted.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            sid_h,
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+        &rpc(4, "ping", json!({})),
+    );
+    assert_eq!(r.status, 400);
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h],
+        &rpc(5, "ping", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    // Wrong content type: 415.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, ("Content-Type", "text/plain"), sid_h],
+        &rpc(6, "ping", json!({})),
+    );
+    assert_eq!(r.status, 415);
+    // Not JSON: 400 with a parse error body.
+    let r = request(a, "POST", "/mcp", &[ACCEPT_BOTH, JSON_CT, sid_h], b"{nope");
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], -32700);
+    // DELETE ends the session; afterwards it is unknown.
+    let r = request(a, "DELETE", "/mcp", &[sid_h, pv], b"");
+    assert_eq!(r.status, 200);
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(7, "ping", json!({})),
+    );
+    assert_eq!(r.status, 404);
+    h.shutdown();
+}
+
+#[test]
+fn get_and_delete_can_be_disabled() {
+    let cfg = HttpConfig {
+        enable_get_stream: false,
+        enable_delete: false,
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg);
+    let sid = init(&h, "2025-11-25");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    assert_eq!(
+        request(
+            h.local_addr(),
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), sid_h],
+            b""
+        )
+        .status,
+        405
+    );
+    assert_eq!(
+        request(h.local_addr(), "DELETE", "/mcp", &[sid_h], b"").status,
+        405
+    );
+    assert_eq!(
+        request(h.local_addr(), "PUT", "/mcp", &[sid_h], b"").status,
+        405
+    );
+    assert_eq!(
+        request(
+            h.local_addr(),
+            "POST",
+            "/elsewhere",
+            &[ACCEPT_BOTH, JSON_CT],
+            b"{}"
+        )
+        .status,
+        404
+    );
+}
+
+#[test]
+fn related_notifications_make_an_sse_answer_with_priming_and_ids() {
+    let (h, _) = start(HttpConfig::default());
+    let sid = init(&h, "2025-11-25");
+    let hs = [
+        ACCEPT_BOTH,
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let mut s = SseClient::open(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &hs,
+        &rpc(9, "progress", json!({})),
+    );
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("content-type").map(String::as_str),
+        Some("text/event-stream")
+    );
+    assert_eq!(
+        s.headers.get("x-accel-buffering").map(String::as_str),
+        Some("no")
+    );
+    let priming = s.next().unwrap();
+    assert!(priming.id.is_some() && priming.data.is_empty() && priming.retry.is_some());
+    let n = s.next().unwrap();
+    assert!(n.data.contains("notifications/progress"));
+    let done = s.next().unwrap();
+    assert!(done.data.contains(r#""id":9"#));
+    let ids = [priming.id.unwrap(), n.id.unwrap(), done.id.unwrap()];
+    assert!(ids[0] != ids[1] && ids[1] != ids[2]);
+    assert!(s.next().is_none(), "the stream ends after the answer");
+}
+
+#[test]
+fn a_json_only_client_gets_json_even_with_notifications_first() {
+    let (h, _) = start(HttpConfig::default());
+    let sid = init(&h, "2025-06-18");
+    let hs = [
+        ("Accept", "application/json"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+    ];
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &hs,
+        &rpc(9, "progress", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["result"]["done"], true);
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[
+            ("Accept", "image/png"),
+            JSON_CT,
+            ("Mcp-Session-Id", sid.as_str()),
+        ],
+        &rpc(9, "ping", json!({})),
+    );
+    assert_eq!(r.status, 406);
+}
+
+#[test]
+fn unrelated_messages_go_to_the_get_stream_and_only_one_may_be_open() {
+    let (h, _) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let sid = init(&h, "2025-06-18");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let hs = [ACCEPT_BOTH, JSON_CT, sid_h];
+    // Without a GET stream the unrelated message has nowhere to go.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &hs,
+        &rpc(2, "notify_unrelated", json!({})),
+    );
+    assert_eq!(r.json()["result"]["sent"], false);
+    assert_eq!(
+        request(
+            a,
+            "GET",
+            "/mcp",
+            &[("Accept", "application/json"), sid_h],
+            b""
+        )
+        .status,
+        406
+    );
+    assert_eq!(
+        request(a, "GET", "/mcp", &[("Accept", "text/event-stream")], b"").status,
+        400
+    );
+    let mut get = SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), sid_h],
+        b"",
+    );
+    assert_eq!(get.status, 200);
+    assert_eq!(
+        request(
+            a,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), sid_h],
+            b""
+        )
+        .status,
+        409
+    );
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &hs,
+        &rpc(3, "notify_unrelated", json!({})),
+    );
+    assert_eq!(r.json()["result"]["sent"], true);
+    let ev = get.next().unwrap();
+    assert!(ev.data.contains("notifications/message"), "{ev:?}");
+    // Ending the session ends its GET stream.
+    assert_eq!(request(a, "DELETE", "/mcp", &[sid_h], b"").status, 200);
+    assert!(get.next().is_none());
+}
+
+#[test]
+fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
+    let (h, ctl) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let sid = init(&h, "2025-11-25");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-11-25");
+    let mut s = SseClient::open(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(5, "gated", json!({})),
+    );
+    let priming = s.next().unwrap();
+    assert!(priming.data.is_empty());
+    let first = s.next().unwrap();
+    assert!(first.data.contains(r#""progress":1"#));
+    s.cut();
+    // Let the service go on while nobody is connected.
+    ctl.go_tx.send(()).unwrap();
+    assert!(ctl.wait_for("sent", Duration::from_secs(10)).is_some());
+    let last_id = first.id.clone().unwrap();
+    let mut r = SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            sid_h,
+            pv,
+            ("Last-Event-ID", &last_id),
+        ],
+        b"",
+    );
+    assert_eq!(r.status, 200);
+    let mut got = Vec::new();
+    while let Some(e) = r.next() {
+        got.push(e);
+    }
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].data.contains(r#""progress":2"#));
+    assert!(got[1].data.contains(r#""gated":true"#));
+    // Resuming from the priming event replays everything of that stream, once, in order.
+    let mut r = SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            sid_h,
+            pv,
+            ("Last-Event-ID", priming.id.as_deref().unwrap()),
+        ],
+        b"",
+    );
+    let mut all = Vec::new();
+    while let Some(e) = r.next() {
+        all.push(e.data);
+    }
+    assert_eq!(all.len(), 3);
+    assert!(all[0].contains(r#""progress":1"#));
+    // A malformed cursor is refused.
+    let r = request(
+        a,
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            sid_h,
+            ("Last-Event-ID", "garbage"),
+        ],
+        b"",
+    );
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn idle_sessions_expire() {
+    let cfg = HttpConfig {
+        session_idle: Duration::from_millis(200),
+        sweep_interval: Some(Duration::from_millis(20)),
+        ..HttpConfig::default()
+    };
+    let (h, ctl) = start(cfg);
+    let sid = init(&h, "2025-06-18");
+    assert_eq!(h.core().session_count(), 1);
+    // The sweeper closes it: the service hears about it, and the id is then unknown.
+    assert!(
+        ctl.wait_for("session-closed", Duration::from_secs(5))
+            .is_some()
+    );
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())],
+        &rpc(2, "ping", json!({})),
+    );
+    assert_eq!(r.status, 404);
+    assert_eq!(h.core().session_count(), 0);
+}
+
+#[test]
+fn session_cap_refuses_more_initializes() {
+    let cfg = HttpConfig {
+        max_sessions: 2,
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg);
+    init(&h, "2025-06-18");
+    init(&h, "2025-06-18");
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 503);
+}
+
+#[test]
+fn batches_only_where_2025_03_26_is_negotiated() {
+    let (h, _) = start(HttpConfig::default());
+    let batch = format!(
+        "[{},{}]",
+        String::from_utf8(rpc(2, "ping", json!({}))).unwrap(),
+        String::from_utf8(rpc(3, "echo", json!({"x": 1}))).unwrap()
+    );
+    let old = init(&h, "2025-03-26");
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[
+            ("Accept", "application/json"),
+            JSON_CT,
+            ("Mcp-Session-Id", old.as_str()),
+        ],
+        batch.as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    let ids: Vec<i64> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&2) && ids.contains(&3));
+    // The same batch over SSE: two answers, then the end.
+    let mut s = SseClient::open(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", old.as_str())],
+        batch.as_bytes(),
+    );
+    let mut n = 0;
+    while let Some(e) = s.next() {
+        if !e.data.is_empty() {
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2);
+    let new = init(&h, "2025-06-18");
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", new.as_str())],
+        batch.as_bytes(),
+    );
+    assert_eq!(r.status, 400);
+}
+
+#[test]
+fn the_2024_11_05_http_sse_transport_works() {
+    let (h, _) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let mut s = SseClient::open(a, "GET", "/sse", &[("Accept", "text/event-stream")], b"");
+    assert_eq!(s.status, 200);
+    let ep = s.next().unwrap();
+    assert_eq!(ep.event.as_deref(), Some("endpoint"));
+    assert!(ep.data.starts_with("/messages?sessionId="));
+    let r = request(a, "POST", &ep.data, &[JSON_CT], &init_body("2024-11-05"));
+    assert_eq!(r.status, 202);
+    let ans = s.next().unwrap();
+    assert_eq!(ans.event.as_deref(), Some("message"));
+    assert!(ans.data.contains("2024-11-05"));
+    let r = request(a, "POST", &ep.data, &[JSON_CT], &rpc(2, "ping", json!({})));
+    assert_eq!(r.status, 202);
+    assert!(s.next().unwrap().data.contains(r#""id":2"#));
+    assert_eq!(
+        request(
+            a,
+            "POST",
+            "/messages?sessionId=unknown",
+            &[JSON_CT],
+            &rpc(3, "ping", json!({}))
+        )
+        .status,
+        404
+    );
+    assert_eq!(
+        request(
+            a,
+            "POST",
+            "/messages",
+            &[JSON_CT],
+            &rpc(3, "ping", json!({}))
+        )
+        .status,
+        400
+    );
+    // Closing the stream ends the session.
+    s.cut();
+    assert!(eventually(Duration::from_secs(5), || {
+        request(a, "POST", &ep.data, &[JSON_CT], &rpc(4, "ping", json!({}))).status == 404
+    }));
+}
