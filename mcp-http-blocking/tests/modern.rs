@@ -1,0 +1,338 @@
+//! The 2026-07-28 era over real sockets: header checks, status codes, one exchange per POST,
+//! disconnect as cancellation.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use serde_json::{Value, json};
+
+fn start(cfg: HttpConfig) -> (ServerHandle, std::sync::Arc<Ctl>) {
+    let ctl = Ctl::new();
+    let h = HttpServer::builder()
+        .config(cfg)
+        .build(TestService(ctl.clone()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (h, ctl)
+}
+
+fn body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    rpc(id, method, params)
+}
+
+const PV: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
+
+#[test]
+fn a_request_is_one_exchange_answered_with_json() {
+    let (h, ctl) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ],
+        &body(1, "tools/call", json!({"name": "add"})),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["echo"]["name"], "add");
+    assert!(
+        r.header("mcp-session-id").is_none(),
+        "no sessions in 2026-07-28"
+    );
+    // The exchange's session knew the revision and was closed after the answer.
+    assert!(
+        ctl.wait_for("session-closed", Duration::from_secs(5))
+            .is_some()
+    );
+    let info = ctl.infos.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(
+        info.protocol_version.map(|v| v.as_str()),
+        Some("2026-07-28")
+    );
+    // The base64 form of a header value is decoded before comparing.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "=?base64?5pel5pys?="),
+        ],
+        &body(2, "tools/call", json!({"name": "日本"})),
+    );
+    assert_eq!(r.status, 200);
+    // A resources/read names its uri.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "resources/read"),
+            ("Mcp-Name", "file:///a"),
+        ],
+        &body(3, "resources/read", json!({"uri": "file:///a"})),
+    );
+    assert_eq!(r.status, 200);
+    // A notification: 202.
+    let n = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}).to_string();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "notifications/progress"),
+        ],
+        n.as_bytes(),
+    );
+    assert_eq!(r.status, 202);
+}
+
+#[test]
+fn header_checks_give_the_modern_errors_and_statuses() {
+    let (h, _) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let call = body(1, "tools/call", json!({"name": "add"}));
+    let code = |r: &Resp| r.json()["error"]["code"].as_i64();
+    // Missing Mcp-Method.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Name", "add")],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    // Mcp-Method differs from the body.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/list"),
+            ("Mcp-Name", "add"),
+        ],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    // Missing or wrong Mcp-Name.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "tools/call")],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "sub"),
+        ],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    assert_eq!(r.json()["id"], 1);
+    // Header version differs from _meta.
+    let mut other = serde_json::from_slice::<Value>(&call).unwrap();
+    other["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2027-01-01");
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ],
+        other.to_string().as_bytes(),
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    // Missing version header on a modern body.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    // Unsupported version: -32022 with the supported list.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            ("MCP-Protocol-Version", "2099-01-01"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32022)));
+    assert!(
+        r.json()["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
+    assert_eq!(r.json()["error"]["data"]["requested"], "2099-01-01");
+    // Unknown method: 404 with -32601.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "no/such")],
+        &body(2, "no/such", json!({})),
+    );
+    assert_eq!((r.status, code(&r)), (404, Some(-32601)));
+    // Batches do not exist in 2026-07-28.
+    let batch = format!(
+        "[{}]",
+        String::from_utf8(body(3, "tools/list", json!({}))).unwrap()
+    );
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "tools/list")],
+        batch.as_bytes(),
+    );
+    assert_eq!(r.status, 400);
+    // GET and DELETE: 405 for a modern client.
+    assert_eq!(
+        request(
+            a,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), PV],
+            b""
+        )
+        .status,
+        405
+    );
+    assert_eq!(request(a, "DELETE", "/mcp", &[PV], b"").status, 405);
+}
+
+#[test]
+fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_modern() {
+    let cfg = HttpConfig {
+        versions: mcp_core::version::VersionSet::modern_only(),
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg);
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-11-25"),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], -32022);
+    let cfg = HttpConfig {
+        versions: mcp_core::version::VersionSet::legacy_only(),
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg);
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "tools/list")],
+        &body(1, "tools/list", json!({})),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"]["code"], -32022);
+}
+
+#[test]
+fn notifications_first_make_an_sse_answer_without_ids() {
+    let (h, _) = start(HttpConfig::default());
+    let mut s = SseClient::open(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "progress")],
+        &body(4, "progress", json!({})),
+    );
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("x-accel-buffering").map(String::as_str),
+        Some("no")
+    );
+    let n = s.next().unwrap();
+    assert!(n.id.is_none(), "no event ids in 2026-07-28");
+    assert!(n.data.contains("notifications/progress"));
+    assert!(s.next().unwrap().data.contains(r#""id":4"#));
+    assert!(s.next().is_none());
+}
+
+#[test]
+fn a_client_disconnect_cancels_the_exchange() {
+    let cfg = HttpConfig {
+        keepalive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let (h, ctl) = start(cfg);
+    let mut s = SseClient::open(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "wait_cancel")],
+        &body(7, "wait_cancel", json!({})),
+    );
+    assert!(s.next().unwrap().data.contains("progress"));
+    s.cut();
+    // The keep-alive write fails, the session hears stream_closed(7) and is closed.
+    assert_eq!(
+        ctl.wait_for("closed:", Duration::from_secs(5)).as_deref(),
+        Some("closed:7")
+    );
+    assert!(
+        ctl.wait_for("session-closed", Duration::from_secs(5))
+            .is_some()
+    );
+}
