@@ -10,6 +10,7 @@ use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::CallToolResult;
 use mcp_core::{Era, ProtocolVersion};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::context::{Context, string_args};
@@ -23,6 +24,8 @@ use crate::tool::ToolFailure;
 pub(crate) enum Outcome {
     /// A result object, already shaped for the revision.
     Result(Value),
+    /// A result already serialized (the fast path: no shaping was needed).
+    Raw(Box<RawValue>),
     /// A JSON-RPC error.
     Error(ErrorObject),
     /// Nothing may be sent (the request was cancelled).
@@ -31,6 +34,14 @@ pub(crate) enum Outcome {
 
 impl Outcome {
     fn from_result<T: Serialize>(v: &T, version: ProtocolVersion) -> Outcome {
+        // The newest legacy revision knows every field our result types have, and the engine
+        // adds `resultType` for 2026-07-28: serialize straight to text, with no `Value` tree.
+        if version >= ProtocolVersion::V2025_11_25 {
+            return match mcp_core::jsonrpc::to_raw(v) {
+                Ok(r) => Outcome::Raw(r),
+                Err(e) => Outcome::Error(ErrorObject::internal(e)),
+            };
+        }
         match serde_json::to_value(v) {
             Ok(v) => Outcome::Result(finish(v, version, false)),
             Err(e) => Outcome::Error(ErrorObject::internal(e)),
@@ -76,6 +87,13 @@ fn cacheable(mut v: Value, shared: &Shared, version: ProtocolVersion) -> Value {
 fn params_object(params: &Value) -> Map<String, Value> {
     match params {
         Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    }
+}
+
+fn into_object(params: Value) -> Map<String, Value> {
+    match params {
+        Value::Object(m) => m,
         _ => Map::new(),
     }
 }
@@ -143,33 +161,35 @@ fn to_json<T: Serialize>(v: &T) -> Value {
 }
 
 /// `tools/call`.
-pub(crate) fn call_tool(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcome {
     let version = ctx.protocol_version();
-    let p = params_object(params);
-    let Some(name) = p.get("name").and_then(Value::as_str) else {
+    let mut p = into_object(params);
+    let Some(Value::String(name)) = p.remove("name") else {
         return Outcome::Error(ErrorObject::invalid_params("missing tool name"));
     };
-    let Some(tool) = shared
-        .registry()
-        .tools
-        .iter()
-        .find(|t| t.def.name == name)
-        .cloned()
-    else {
+    let name = name.as_str();
+    let tool = shared.registry().tools.iter().find(|t| t.def.name == name).cloned();
+    let Some(tool) = tool else {
         return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
-    let args = match p.get("arguments") {
-        None | Some(Value::Null) => json!({}),
-        Some(a @ Value::Object(_)) => a.clone(),
+    let args = match p.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(a @ Value::Object(_)) => a,
         Some(_) => {
             return Outcome::Error(ErrorObject::invalid_params("arguments must be an object"));
         }
     };
-    let binding = json!(["tools/call", name, &args]);
-    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
-        return Outcome::Error(e);
-    }
-    let outcome = match run_guarded(|| (tool.handler)(args.clone(), ctx)) {
+    // What a 2026-07-28 requestState is bound to (only needed in that era).
+    let binding = if version.era() == Era::Modern {
+        let b = json!(["tools/call", name, &args]);
+        if let Err(e) = restore_inputs(shared, &p, &b, ctx) {
+            return Outcome::Error(e);
+        }
+        b
+    } else {
+        Value::Null
+    };
+    let outcome = match run_guarded(|| (tool.handler)(args, ctx)) {
         Err(panic) => return Outcome::Error(panic),
         Ok(r) => r,
     };

@@ -156,7 +156,7 @@ impl KitSession {
             let ctx = Context { call };
             let shared = &me.shared;
             let outcome = match method.as_str() {
-                "tools/call" => dispatch::call_tool(shared, &params, &ctx),
+                "tools/call" => dispatch::call_tool(shared, params, &ctx),
                 "prompts/get" => dispatch::get_prompt(shared, &params, &ctx),
                 "resources/read" => dispatch::read_resource(shared, &params, &ctx),
                 _ => dispatch::complete(shared, &params, &ctx),
@@ -177,9 +177,9 @@ impl KitSession {
             match outcome {
                 Outcome::Result(v) => st.engine.respond_value(id, Ok(v)),
                 Outcome::Error(e) => st.engine.respond_value(id, Err(e)),
+                Outcome::Raw(r) => st.engine.respond(id, Ok(r)),
                 Outcome::Nothing => {
-                    // Forget the request in the engine without sending anything.
-                    let _ = st.engine.respond_value(id, Ok(Value::Null));
+                    st.engine.abandon(id);
                     None
                 }
             }
@@ -366,6 +366,7 @@ impl Session for KitSession {
             || self.state().listens.contains_key(id);
         if modern || self.info.transport != TransportKind::StreamableHttp {
             self.cancel_call(id);
+            self.state().engine.abandon(id);
         }
     }
 }
