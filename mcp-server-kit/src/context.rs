@@ -30,6 +30,10 @@ use crate::error::Error;
 pub(crate) trait Link: Send + Sync {
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>);
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value);
+    /// Keeps a request state in the session (when states cannot be sealed); returns its handle.
+    fn stash(&self, payload: Vec<u8>) -> String;
+    /// The state kept under `handle`, if this session still has it.
+    fn unstash(&self, handle: &str) -> Option<Vec<u8>>;
     /// Legacy era: send a request to the client and wait for its answer.
     fn request(
         &self,

@@ -52,7 +52,6 @@ impl Outcome {
 /// Adds what the 2026-07-28 revision requires on results (`resultType`, and the cache hints
 /// on list and read results), and shapes the result for older revisions.
 pub(crate) fn finish(mut v: Value, version: ProtocolVersion, cacheable: bool) -> Value {
-    v = shape_for(v, version);
     if version.era() == Era::Modern {
         if let Value::Object(m) = &mut v {
             m.entry("resultType").or_insert_with(|| json!("complete"));
@@ -65,10 +64,20 @@ pub(crate) fn finish(mut v: Value, version: ProtocolVersion, cacheable: bool) ->
     v
 }
 
-/// Trims a result to what `version` knows.
-fn shape_for(v: Value, version: ProtocolVersion) -> Value {
-    let _ = version;
-    v
+/// Fits a result to what `version` knows (see `mcp_core::types::shape`), or explains why it
+/// cannot be sent to that revision at all.
+pub(crate) fn shape(
+    method: &str,
+    mut v: Value,
+    version: ProtocolVersion,
+) -> Result<Value, ErrorObject> {
+    mcp_core::types::shape::result(method, &mut v, version)
+        .map(|()| v)
+        .map_err(|e| {
+            ErrorObject::internal(format!(
+                "the result cannot be sent to a {version} client: {e}"
+            ))
+        })
 }
 
 fn cacheable(mut v: Value, shared: &Shared, version: ProtocolVersion) -> Value {
@@ -168,7 +177,12 @@ pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcom
         return Outcome::Error(ErrorObject::invalid_params("missing tool name"));
     };
     let name = name.as_str();
-    let tool = shared.registry().tools.iter().find(|t| t.def.name == name).cloned();
+    let tool = shared
+        .registry()
+        .tools
+        .iter()
+        .find(|t| t.def.name == name)
+        .cloned();
     let Some(tool) = tool else {
         return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
@@ -287,8 +301,7 @@ fn restore_inputs(
     if let Some(state) = p.get("requestState") {
         let bad = || ErrorObject::invalid_params("invalid or expired requestState");
         let state = state.as_str().ok_or_else(bad)?;
-        let sealer = shared.sealer.as_ref().ok_or_else(bad)?;
-        let payload = sealer.open(state).ok_or_else(bad)?;
+        let payload = open_state(shared, ctx, state).ok_or_else(bad)?;
         let sealed: SealedState = serde_json::from_slice(&payload).map_err(|_| bad())?;
         if sealed.v != 1
             || sealed.fp != fingerprint(binding.to_string().as_bytes())
@@ -309,13 +322,33 @@ fn restore_inputs(
     Ok(())
 }
 
+/// Without the `request-state` feature there is no key to seal with, so the state stays in
+/// the session and the client gets a handle to it. That is safe where one session is one client
+/// (stdio), and fails closed elsewhere: a 2026-07-28 HTTP exchange is a session of its own, so
+/// a retry there finds no state and gets -32602.
+const LOCAL_STATE: &str = "local:";
+
+fn seal_state(shared: &Shared, ctx: &Context, payload: Vec<u8>) -> String {
+    match &shared.sealer {
+        Some(s) => s.seal(&payload),
+        None => format!("{LOCAL_STATE}{}", ctx.call.link.stash(payload)),
+    }
+}
+
+fn open_state(shared: &Shared, ctx: &Context, state: &str) -> Option<Vec<u8>> {
+    match (&shared.sealer, state.strip_prefix(LOCAL_STATE)) {
+        (Some(s), None) => s.open(state),
+        (None, Some(handle)) => ctx.call.link.unstash(handle),
+        _ => None,
+    }
+}
+
 /// Builds the InputRequiredResult when the handler asked for input it does not have yet.
 fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Value> {
     let inputs = ctx.call.inputs.lock().ok()?;
     if inputs.needed.is_empty() {
         return None;
     }
-    let sealer = shared.sealer.as_ref()?;
     let state = SealedState {
         v: 1,
         fp: fingerprint(binding.to_string().as_bytes()),
@@ -326,7 +359,7 @@ fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Val
     Some(json!({
         "resultType": "input_required",
         "inputRequests": inputs.needed.clone(),
-        "requestState": sealer.seal(&payload),
+        "requestState": seal_state(shared, ctx, payload),
     }))
 }
 

@@ -5,13 +5,12 @@
 //! on a back-pressured transport, and the transport's reader must still be able to deliver the
 //! messages (answers, cancellations) that unblock it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
-use mcp_core::Era;
 use mcp_core::engine::{
     ClientNotice, ListKind, LogLevel, Outcome as EngineOutcome, RequestContext, ServerEngine,
     ServerStep, Timeout,
@@ -19,6 +18,7 @@ use mcp_core::engine::{
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::LoggingLevel;
+use mcp_core::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::context::{Call, Context, Inputs, Link};
@@ -43,6 +43,9 @@ struct State {
     waiters: HashMap<RequestId, (RequestId, Waiter)>,
     subscriptions: HashSet<String>,
     listens: HashMap<RequestId, Listen>,
+    /// Request states kept in the session (see `dispatch::seal_state`), newest last.
+    stash: VecDeque<(u64, Vec<u8>)>,
+    stash_next: u64,
     initialized: bool,
     closed: bool,
 }
@@ -75,6 +78,8 @@ impl KitSession {
                 waiters: HashMap::new(),
                 subscriptions: HashSet::new(),
                 listens: HashMap::new(),
+                stash: VecDeque::new(),
+                stash_next: 0,
                 initialized: false,
                 closed: false,
             }),
@@ -102,14 +107,12 @@ impl KitSession {
         match rc.method.as_str() {
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
                 let outcome = dispatch::list(&self.shared, &rc.method, &params, version);
-                self.finish(&rc.id, outcome);
+                self.finish(&rc.id, &rc.method, version, outcome);
             }
             "resources/subscribe" | "resources/unsubscribe" => {
                 let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                    self.finish(
-                        &rc.id,
-                        Outcome::Error(ErrorObject::invalid_params("missing uri")),
-                    );
+                    let e = Outcome::Error(ErrorObject::invalid_params("missing uri"));
+                    self.finish(&rc.id, &rc.method, version, e);
                     return;
                 };
                 {
@@ -120,7 +123,7 @@ impl KitSession {
                         st.subscriptions.remove(uri);
                     }
                 }
-                self.finish(&rc.id, Outcome::Result(json!({})));
+                self.finish(&rc.id, &rc.method, version, Outcome::Result(json!({})));
             }
             "subscriptions/listen" => self.listen(&rc, &params),
             "tools/call" | "prompts/get" | "resources/read" | "completion/complete" => {
@@ -128,7 +131,7 @@ impl KitSession {
             }
             other => {
                 let e = ErrorObject::method_not_found(other);
-                self.finish(&rc.id, Outcome::Error(e));
+                self.finish(&rc.id, &rc.method, version, Outcome::Error(e));
             }
         }
     }
@@ -161,7 +164,7 @@ impl KitSession {
                 "resources/read" => dispatch::read_resource(shared, &params, &ctx),
                 _ => dispatch::complete(shared, &params, &ctx),
             };
-            me.finish(&ctx.call.id, outcome);
+            me.finish(&ctx.call.id, &method, ctx.call.version, outcome);
         });
         if let Err(job) = self.shared.pool.submit(job) {
             // The pool is shutting down; run inline rather than leave the request unanswered.
@@ -170,7 +173,14 @@ impl KitSession {
     }
 
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).
-    fn finish(&self, id: &RequestId, outcome: Outcome) {
+    fn finish(&self, id: &RequestId, method: &str, version: ProtocolVersion, outcome: Outcome) {
+        let outcome = match outcome {
+            Outcome::Result(v) => match dispatch::shape(method, v, version) {
+                Ok(v) => Outcome::Result(v),
+                Err(e) => Outcome::Error(e),
+            },
+            other => other,
+        };
         let msg = {
             let mut st = self.state();
             st.calls.remove(id);
@@ -371,7 +381,30 @@ impl Session for KitSession {
     }
 }
 
+/// How many session-kept request states live at once; the oldest go first.
+const STASH_LIMIT: usize = 64;
+
 impl Link for KitSession {
+    fn stash(&self, payload: Vec<u8>) -> String {
+        let mut st = self.state();
+        let n = st.stash_next;
+        st.stash_next += 1;
+        if st.stash.len() >= STASH_LIMIT {
+            st.stash.pop_front();
+        }
+        st.stash.push_back((n, payload));
+        n.to_string()
+    }
+
+    fn unstash(&self, handle: &str) -> Option<Vec<u8>> {
+        let n: u64 = handle.parse().ok()?;
+        let st = self.state();
+        st.stash
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, p)| p.clone())
+    }
+
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>) {
         let m = self
             .state()
