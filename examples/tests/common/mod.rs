@@ -346,8 +346,8 @@ pub fn only_text(result: &Value) -> &str {
 
 /// The server driven through raw pipes: for bytes no well-behaved client would send.
 pub struct RawServer {
-    /// The process.
-    pub child: Child,
+    /// The process (taken by [`RawServer::wait_exit`]).
+    child: Option<Child>,
     stdin: Option<ChildStdin>,
     rx: Receiver<Result<Value, String>>,
 }
@@ -375,7 +375,11 @@ impl RawServer {
                 }
             }
         });
-        RawServer { child, stdin, rx }
+        RawServer {
+            child: Some(child),
+            stdin,
+            rx,
+        }
     }
 
     /// Writes bytes as they are (add the newline yourself) and flushes.
@@ -438,14 +442,33 @@ impl RawServer {
     pub fn close_stdin(&mut self) {
         self.stdin.take();
     }
+
+    /// Waits up to `timeout` for the process to exit; `None` if it did not (the drop then
+    /// kills it). The server's stdout closes only when it exits, so the wait is for the reader
+    /// thread's channel to disconnect (any last messages are discarded), then a reap.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let mut child = self.child.take()?;
+        Some(child.wait().expect("waiting for the server works"))
+    }
 }
 
 impl Drop for RawServer {
     fn drop(&mut self) {
         self.stdin.take();
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
+        if let Some(mut child) = self.child.take() {
+            if matches!(child.try_wait(), Ok(None)) {
+                let _ = child.kill();
+            }
+            let _ = child.wait();
         }
-        let _ = self.child.wait();
     }
 }

@@ -1,0 +1,487 @@
+//! The `everything` server over real pipes in the 2026-07-28 era: no `initialize`; every
+//! request carries the revision and the client's capabilities in `params._meta`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Client, FIXTURE_TOOLS, PNG, TIMEOUT, answers, has_method, modern, only_text};
+use serde_json::{Value, json};
+
+const SUPPORTED: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+fn full() -> Value {
+    json!({"sampling": {}, "elicitation": {}})
+}
+
+/// A modern request with full capabilities; returns the whole response.
+fn mcall(c: &mut Client, method: &str, params: Value) -> Value {
+    c.call(method, modern(params, full()))
+}
+
+fn mresult(c: &mut Client, method: &str, params: Value) -> Value {
+    let r = mcall(c, method, params);
+    r.get("result")
+        .cloned()
+        .unwrap_or_else(|| panic!("{method} failed: {r}"))
+}
+
+fn merror(c: &mut Client, method: &str, params: Value, caps: Value) -> Value {
+    let r = c.call(method, modern(params, caps));
+    r.get("error")
+        .cloned()
+        .unwrap_or_else(|| panic!("{method} should have failed: {r}"))
+}
+
+#[test]
+fn discover_lists_versions_and_capabilities() {
+    let mut c = Client::spawn();
+    let r = mresult(&mut c, "server/discover", json!({}));
+    assert_eq!(
+        r,
+        json!({
+            "supportedVersions": SUPPORTED,
+            "capabilities": {
+                "completions": {}, "logging": {}, "prompts": {"listChanged": true},
+                "resources": {"listChanged": true, "subscribe": true},
+                "tools": {"listChanged": true}
+            },
+            "instructions": "A test server that exercises every MCP feature.",
+            "resultType": "complete",
+            "ttlMs": 0,
+            "cacheScope": "private",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {
+                "name": "mcp-everything", "title": "Everything (mcp-blocking)",
+                "version": env!("CARGO_PKG_VERSION")}}
+        })
+    );
+    // Discovery without the envelope works too (a client probing the server), and does not
+    // settle the era: initialize is still possible afterwards.
+    let r = c.result("server/discover", json!({}));
+    assert_eq!(r["supportedVersions"], json!(SUPPORTED));
+    let r = c.initialize("2025-11-25", json!({}));
+    assert_eq!(r["protocolVersion"], "2025-11-25");
+    c.assert_alive();
+}
+
+#[test]
+fn lists_carry_result_type_and_cache_hints() {
+    let mut c = Client::spawn();
+    for (method, key, len) in [
+        ("tools/list", "tools", 14),
+        ("prompts/list", "prompts", 4),
+        ("resources/list", "resources", 3),
+        ("resources/templates/list", "resourceTemplates", 1),
+    ] {
+        let r = mresult(&mut c, method, json!({}));
+        assert_eq!(r["resultType"], "complete", "{method}: {r}");
+        assert_eq!(r["ttlMs"], 0, "{method}: {r}");
+        assert_eq!(r["cacheScope"], "private", "{method}: {r}");
+        let n = r[key].as_array().map_or(0, Vec::len);
+        // The dynamic tool may already be registered on a slow machine.
+        assert!(n == len || (key == "tools" && n == 15), "{method}: {r}");
+    }
+    let r = mresult(&mut c, "tools/list", json!({}));
+    let names: Vec<&str> = r["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(&names[..14], &FIXTURE_TOOLS[..]);
+    let e = merror(&mut c, "tools/list", json!({"cursor": "1.00"}), full());
+    assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[test]
+fn results_carry_result_type() {
+    let mut c = Client::spawn();
+    let r = mresult(
+        &mut c,
+        "tools/call",
+        json!({"name": "test_simple_text", "arguments": {}}),
+    );
+    assert_eq!(
+        r,
+        json!({"resultType": "complete", "content": [{"type": "text",
+            "text": "This is a simple text response for testing."}]})
+    );
+    let r = mresult(&mut c, "tools/call", json!({"name": "test_error_handling"}));
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["isError"], true);
+    let r = mresult(
+        &mut c,
+        "resources/read",
+        json!({"uri": "test://static-binary"}),
+    );
+    assert_eq!(
+        r,
+        json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+            "contents": [{"uri": "test://static-binary", "mimeType": "image/png", "blob": PNG}]})
+    );
+    let r = mresult(&mut c, "prompts/get", json!({"name": "test_simple_prompt"}));
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(
+        r["messages"][0]["content"]["text"],
+        "This is a simple prompt for testing."
+    );
+    let r = mresult(
+        &mut c,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+               "argument": {"name": "arg1", "value": "test"}}),
+    );
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["completion"]["values"], json!(["test", "testValue1"]));
+    // Resource not found is -32602 in this revision (-32002 is retired).
+    let e = merror(
+        &mut c,
+        "resources/read",
+        json!({"uri": "test://nope"}),
+        full(),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[test]
+fn envelope_errors() {
+    let mut c = Client::spawn();
+    // Unsupported revision: -32022 with the supported list and the requested one.
+    let r = c.call(
+        "tools/list",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                         "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    let e = &r["error"];
+    assert_eq!(e["code"], -32022, "{r}");
+    assert_eq!(e["data"]["supported"], json!(SUPPORTED), "{r}");
+    assert_eq!(e["data"]["requested"], "2099-01-01", "{r}");
+    // Missing clientCapabilities: refused, never guessed.
+    let r = c.call(
+        "tools/call",
+        json!({"name": "test_simple_text",
+               "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Methods removed in 2026-07-28.
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let e = merror(
+            &mut c,
+            method,
+            json!({"uri": "test://watched-resource", "level": "info"}),
+            full(),
+        );
+        assert_eq!(e["code"], -32601, "{method}: {e}");
+    }
+    let e = merror(&mut c, "no/such/method", json!({}), full());
+    assert_eq!(e["code"], -32601, "{e}");
+    let e = merror(&mut c, "tools/call", json!({"name": "nope"}), full());
+    assert_eq!(e["code"], -32602, "{e}");
+    // The connection is modern now: initialize and envelope-less requests are refused.
+    let e = c.error(
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "x", "version": "1"}}),
+    );
+    assert_eq!(e["code"], -32600, "{e}");
+    let e = c.error("tools/list", json!({}));
+    assert_eq!(e["code"], -32602, "{e}");
+    // And it still works.
+    let r = mresult(&mut c, "tools/call", json!({"name": "test_simple_text"}));
+    assert_eq!(only_text(&r), "This is a simple text response for testing.");
+}
+
+/// The first round of a tool that needs client input: returns (inputRequests, requestState).
+fn input_round(c: &mut Client, params: &Value) -> (Value, String) {
+    let r = mresult(c, "tools/call", params.clone());
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r.get("content").is_none(), "{r}");
+    let state = r["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("requestState missing: {r}"))
+        .to_owned();
+    (r["inputRequests"].clone(), state)
+}
+
+fn retry(params: &Value, responses: Value, state: &str) -> Value {
+    let mut p = params.clone();
+    p["inputResponses"] = responses;
+    p["requestState"] = json!(state);
+    p
+}
+
+#[test]
+fn elicitation_is_an_input_round() {
+    let mut c = Client::spawn();
+    let params = json!({"name": "test_elicitation",
+                        "arguments": {"message": "Please provide your information"}});
+    let (requests, state) = input_round(&mut c, &params);
+    assert_eq!(
+        requests,
+        json!({"input-0": {"method": "elicitation/create", "params": {
+            "mode": "form",
+            "message": "Please provide your information",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "User's response"},
+                    "email": {"type": "string", "description": "User's email address"}
+                },
+                "required": ["username", "email"]
+            }
+        }}})
+    );
+    // No server-to-client request goes over the wire in this era.
+    c.assert_none_for("a server request", Duration::from_millis(200), |m| {
+        m.get("method").is_some() && m.get("id").is_some()
+    });
+    let answer = json!({"input-0": {"action": "accept",
+        "content": {"username": "testuser", "email": "test@example.com"}}});
+    // The retry uses a new id (call() always does), the same params and the echoed state.
+    let r = mresult(&mut c, "tools/call", retry(&params, answer.clone(), &state));
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(
+        only_text(&r),
+        r#"User response: action=accept, content={"email":"test@example.com","username":"testuser"}"#
+    );
+
+    // A tampered state is refused.
+    let mut bad = state.clone().into_bytes();
+    let last = bad.len() - 1;
+    bad[last] = if bad[last] == b'0' { b'1' } else { b'0' };
+    let bad = String::from_utf8(bad).unwrap();
+    let e = merror(
+        &mut c,
+        "tools/call",
+        retry(&params, answer.clone(), &bad),
+        full(),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+    // So is a genuine state replayed for other arguments.
+    let other = json!({"name": "test_elicitation", "arguments": {"message": "something else"}});
+    let e = merror(
+        &mut c,
+        "tools/call",
+        retry(&other, answer.clone(), &state),
+        full(),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+    // And garbage.
+    let e = merror(
+        &mut c,
+        "tools/call",
+        retry(&params, answer, "not-a-state"),
+        full(),
+    );
+    assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[test]
+fn elicitation_without_the_capability_is_32021() {
+    let mut c = Client::spawn();
+    for (tool, args) in [
+        ("test_elicitation", json!({"message": "m"})),
+        ("test_elicitation_sep1034_defaults", json!({})),
+    ] {
+        let e = merror(
+            &mut c,
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+            json!({"sampling": {}}),
+        );
+        assert_eq!(e["code"], -32021, "{tool}: {e}");
+        assert_eq!(
+            e["data"]["requiredCapabilities"],
+            json!({"elicitation": {}}),
+            "{e}"
+        );
+    }
+    let e = merror(
+        &mut c,
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "p"}}),
+        json!({"elicitation": {}}),
+    );
+    assert_eq!(e["code"], -32021, "{e}");
+    assert_eq!(e["data"]["requiredCapabilities"], json!({"sampling": {}}));
+    // Capabilities are per request: the same connection with them succeeds.
+    let (requests, _) = input_round(
+        &mut c,
+        &json!({"name": "test_sampling", "arguments": {"prompt": "p"}}),
+    );
+    assert_eq!(requests["input-0"]["method"], "sampling/createMessage");
+}
+
+#[test]
+fn sampling_is_an_input_round() {
+    let mut c = Client::spawn();
+    let params = json!({"name": "test_sampling",
+                        "arguments": {"prompt": "Test prompt for sampling"}});
+    let (requests, state) = input_round(&mut c, &params);
+    assert_eq!(
+        requests,
+        json!({"input-0": {"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user",
+                "content": {"type": "text", "text": "Test prompt for sampling"}}],
+            "maxTokens": 100
+        }}})
+    );
+    let answer = json!({"input-0": {"role": "assistant", "model": "test-model",
+        "stopReason": "endTurn",
+        "content": {"type": "text", "text": "This is a test response from the client"}}});
+    let r = mresult(&mut c, "tools/call", retry(&params, answer, &state));
+    assert_eq!(
+        r,
+        json!({"resultType": "complete", "content": [{"type": "text",
+            "text": "LLM response: This is a test response from the client"}]})
+    );
+}
+
+#[test]
+fn progress_and_opt_in_logging() {
+    let mut c = Client::spawn();
+    let mut params = modern(json!({"name": "test_tool_with_progress"}), full());
+    params["_meta"]["progressToken"] = json!("m-progress");
+    let id = c.request("tools/call", params);
+    let (before, resp) = c.until_response(&id);
+    let steps: Vec<f64> = before
+        .iter()
+        .filter(|m| has_method(m, "notifications/progress"))
+        .inspect(|m| assert_eq!(m["params"]["progressToken"], "m-progress"))
+        .filter_map(|m| m["params"]["progress"].as_f64())
+        .collect();
+    assert_eq!(steps, vec![0.0, 50.0, 100.0]);
+    assert_eq!(resp["result"]["resultType"], "complete");
+
+    // Without logLevel in _meta, no log messages in this era.
+    let id = c.request(
+        "tools/call",
+        modern(json!({"name": "test_tool_with_logging"}), full()),
+    );
+    let (before, resp) = c.until_response(&id);
+    assert!(before.is_empty(), "{before:?}");
+    assert_eq!(
+        only_text(&resp["result"]),
+        "Tool with logging executed successfully"
+    );
+    // With it, the three info messages.
+    let mut params = modern(json!({"name": "test_tool_with_logging"}), full());
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+    let id = c.request("tools/call", params);
+    let (before, _) = c.until_response(&id);
+    let data: Vec<&Value> = before
+        .iter()
+        .filter(|m| has_method(m, "notifications/message"))
+        .map(|m| &m["params"]["data"])
+        .collect();
+    assert_eq!(
+        data,
+        vec![
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed"
+        ]
+    );
+    // And a level above info silences them.
+    let mut params = modern(json!({"name": "test_tool_with_logging"}), full());
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("warning");
+    let id = c.request("tools/call", params);
+    let (before, _) = c.until_response(&id);
+    assert!(before.is_empty(), "{before:?}");
+}
+
+#[test]
+fn listen_acknowledges_then_streams_tagged_notifications() {
+    let mut c = Client::spawn();
+    let id = c.request(
+        "subscriptions/listen",
+        modern(
+            json!({"notifications": {"toolsListChanged": true,
+                "resourceSubscriptions": ["test://watched-resource"]}}),
+            full(),
+        ),
+    );
+    let first = c.wait_for("first message", TIMEOUT, |_| true);
+    assert_eq!(
+        first,
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+        "params": {
+            "notifications": {"toolsListChanged": true,
+                              "resourceSubscriptions": ["test://watched-resource"]},
+            "_meta": {"io.modelcontextprotocol/subscriptionId": id}
+        }})
+    );
+    // The dynamic tool (~2 s after start) is announced on the stream.
+    let left = Duration::from_secs(6).saturating_sub(c.started.elapsed());
+    let n = c.wait_for("tools/list_changed", left, |m| {
+        has_method(m, "notifications/tools/list_changed")
+    });
+    assert_eq!(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        id
+    );
+    // The watched resource changes every 3 s from ~5 s after start.
+    let is_update = |m: &Value| has_method(m, "notifications/resources/updated");
+    let n = c.wait_for("resources/updated", Duration::from_secs(10), is_update);
+    assert_eq!(
+        n["params"],
+        json!({"uri": "test://watched-resource",
+               "_meta": {"io.modelcontextprotocol/subscriptionId": id}})
+    );
+    // The listen request itself is never answered while open.
+    let target = id.clone();
+    assert!(
+        c.try_wait_for(Duration::ZERO, &|m| answers(m, &target))
+            .is_none()
+    );
+    // Cancelling the listen request ends the stream.
+    c.notify("notifications/cancelled", Some(json!({"requestId": id})));
+    let r = mresult(&mut c, "tools/call", json!({"name": "test_simple_text"}));
+    assert_eq!(r["resultType"], "complete");
+    c.assert_none_for(
+        "update after the listen was cancelled",
+        Duration::from_millis(4000),
+        is_update,
+    );
+}
+
+#[test]
+fn listen_honours_only_what_was_asked() {
+    let mut c = Client::spawn();
+    let id = c.request(
+        "subscriptions/listen",
+        modern(
+            json!({"notifications": {"promptsListChanged": true}}),
+            full(),
+        ),
+    );
+    let first = c.wait_for("acknowledgement", TIMEOUT, |_| true);
+    assert_eq!(
+        first["params"]["notifications"],
+        json!({"promptsListChanged": true})
+    );
+    assert_eq!(
+        first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        id
+    );
+    // The tool list changes ~2 s after start, but this stream did not ask for tools.
+    let left = Duration::from_secs(4).saturating_sub(c.started.elapsed());
+    c.assert_none_for("tools/list_changed", left, |m| {
+        has_method(m, "notifications/tools/list_changed")
+    });
+}
+
+#[test]
+fn stdin_eof_ends_the_process_with_success() {
+    let mut c = Client::spawn();
+    let r = mresult(&mut c, "server/discover", json!({}));
+    assert_eq!(r["resultType"], "complete");
+    let status = c.close();
+    assert!(status.success(), "{status:?}");
+}
