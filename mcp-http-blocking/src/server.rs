@@ -270,7 +270,7 @@ fn generation_loop(shared: Arc<Shared>, server: tiny_http::Server) {
     let mine = Arc::new(AtomicUsize::new(0));
     let mut accept_dead = false;
     let mut last = Instant::now();
-    let mut successor: Option<JoinHandle<()>> = None;
+
     loop {
         if shared.stopping.load(Ordering::SeqCst) {
             break;
@@ -303,10 +303,9 @@ fn generation_loop(shared: Arc<Shared>, server: tiny_http::Server) {
                         break;
                     }
                     match start_generation(shared.clone()) {
-                        Ok(h) => {
-                            successor = Some(h);
-                            break;
-                        }
+                        // Not joined: this generation must be able to end before its
+                        // successor does, or retired generations would pile up.
+                        Ok(_successor) => break,
                         Err(e) => {
                             log::error!("cannot restart the accept loop: {e}");
                             let _ = shared.stop_rx.recv_timeout(Duration::from_secs(1));
@@ -318,9 +317,6 @@ fn generation_loop(shared: Arc<Shared>, server: tiny_http::Server) {
         }
     }
     drop(server);
-    if let Some(s) = successor {
-        let _ = s.join();
-    }
 }
 
 struct InFlight(Arc<Shared>, Arc<AtomicUsize>);
@@ -508,4 +504,37 @@ fn write_sse(
     } else {
         StreamEnd::ClientGone
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mechanism the module relies on: sockets accepted from our listener carry the read
+    /// and write timeouts and TCP_NODELAY set on the listener (tiny_http never sets them).
+    #[test]
+    fn accepted_sockets_inherit_timeouts_and_nodelay() {
+        let t = Duration::from_millis(700);
+        let l = listen(SocketAddr::from(([127, 0, 0, 1], 0)), t).unwrap();
+        let _c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (s, _) = l.accept().unwrap();
+        assert!(s.nodelay().unwrap());
+        let rt = s.read_timeout().unwrap().unwrap();
+        let wt = s.write_timeout().unwrap().unwrap();
+        assert!(
+            rt >= Duration::from_millis(690) && rt <= Duration::from_millis(710),
+            "{rt:?}"
+        );
+        assert!(
+            wt >= Duration::from_millis(690) && wt <= Duration::from_millis(710),
+            "{wt:?}"
+        );
+    }
+
+    #[test]
+    fn draining_is_judged_by_whether_the_allocation_could_succeed() {
+        assert!(drain_is_safe(0));
+        assert!(drain_is_safe(10 << 20));
+        assert!(!drain_is_safe(999_999_999_999_999));
+    }
 }

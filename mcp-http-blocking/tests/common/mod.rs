@@ -368,9 +368,18 @@ impl SseClient {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> SseClient {
-        let mut s = connect(addr);
-        write_request(&mut s, method, path, headers, body);
-        let mut reader = BufReader::new(s);
+        Self::open_on(BufReader::new(connect(addr)), method, path, headers, body)
+    }
+
+    /// Sends the request on an existing (kept-alive) connection.
+    pub fn open_on(
+        mut reader: BufReader<TcpStream>,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> SseClient {
+        write_request(reader.get_mut(), method, path, headers, body);
         let (status, headers) = read_head(&mut reader);
         let chunked = headers
             .get("transfer-encoding")

@@ -1,0 +1,271 @@
+//! tiny_http hazards: huge declared bodies, oversized bodies and headers, idle and slowloris
+//! connections, accept-loop restarts, slow SSE readers, Nagle, the in-flight cap.
+
+mod common;
+
+use std::io::{BufReader, Read, Write};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use serde_json::json;
+
+fn start(cfg: HttpConfig, io: Duration) -> (ServerHandle, std::sync::Arc<Ctl>) {
+    let ctl = Ctl::new();
+    let h = HttpServer::builder()
+        .config(cfg)
+        .io_timeout(io)
+        .build(TestService(ctl.clone()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (h, ctl)
+}
+
+fn alive(h: &ServerHandle) -> bool {
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    );
+    r.status == 200
+}
+
+fn raw(h: &ServerHandle, head: &str) -> u16 {
+    let mut s = connect(h.local_addr());
+    s.write_all(head.as_bytes()).unwrap();
+    read_head(&mut BufReader::new(s)).0
+}
+
+#[test]
+fn an_absurd_content_length_is_refused_without_killing_the_process() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
+    for _ in 0..3 {
+        let st = raw(
+            &h,
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 999999999999999\r\n\r\n{",
+        );
+        assert_eq!(st, 413);
+    }
+    assert!(alive(&h));
+    assert_eq!(h.leaked_connections(), 3);
+}
+
+#[test]
+fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
+    let cfg = HttpConfig {
+        max_body: 1000,
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg, Duration::from_millis(500));
+    // Declared too large, sent in part, then the client goes away.
+    let mut s = connect(h.local_addr());
+    s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n").unwrap();
+    s.write_all(&[b' '; 4096]).unwrap();
+    assert_eq!(read_head(&mut BufReader::new(s)).0, 413);
+    // Chunked and too large.
+    let mut s = connect(h.local_addr());
+    let mut req = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    req.extend_from_slice(format!("{:x}\r\n", 3000).as_bytes());
+    req.extend_from_slice(&[b' '; 3000]);
+    req.extend_from_slice(b"\r\n0\r\n\r\n");
+    s.write_all(&req).unwrap();
+    assert_eq!(read_head(&mut BufReader::new(s)).0, 413);
+    // Within the limit: fine.
+    assert!(alive(&h));
+    assert_eq!(h.leaked_connections(), 0);
+}
+
+#[test]
+fn oversized_headers_get_431() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
+    let big = "a".repeat(20 * 1024);
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("X-Big", &big)],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 431);
+}
+
+#[test]
+fn idle_and_slowloris_connections_are_closed_by_the_io_timeout() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_millis(300));
+    let mut conns = Vec::new();
+    for i in 0..10 {
+        let mut s = connect(h.local_addr());
+        if i % 2 == 0 {
+            // Half a request line, then silence.
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHo").unwrap();
+        }
+        conns.push(s);
+    }
+    let t0 = Instant::now();
+    for mut s in conns {
+        let mut b = [0u8; 64];
+        // The server hangs up (EOF or reset) long before the client's own 10 s timeout.
+        let r = s.read(&mut b);
+        assert!(matches!(r, Ok(0)) || r.is_err() || matches!(r, Ok(n) if n > 0));
+    }
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert!(alive(&h));
+}
+
+#[test]
+fn the_accept_loop_restarts_after_idle_accept_timeouts() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_millis(100));
+    assert!(alive(&h));
+    // Idle accept() times out every 100 ms, which ends tiny_http's accept thread each time.
+    assert!(eventually(Duration::from_secs(5), || h
+        .accept_generations()
+        >= 3));
+    assert!(alive(&h));
+}
+
+#[test]
+fn an_sse_answer_in_many_pieces_does_not_stall_on_nagle() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
+    let a = h.local_addr();
+    let sid = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    )
+    .header("mcp-session-id")
+    .unwrap()
+    .to_owned();
+    let hs = [ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())];
+    for _ in 0..3 {
+        // A few request/response rounds on one kept-alive connection first: that is what puts
+        // the client's TCP stack into delayed-ACK mode, where Nagle would hold each small SSE
+        // write until the previous one is acknowledged (~40 ms on Linux).
+        let mut conn = BufReader::new(connect(a));
+        for i in 0..4 {
+            write_request(
+                conn.get_mut(),
+                "POST",
+                "/mcp",
+                &hs,
+                &rpc(10 + i, "ping", json!({})),
+            );
+            assert_eq!(read_response(&mut conn).status, 200);
+        }
+        let t0 = Instant::now();
+        let mut s = SseClient::open_on(conn, "POST", "/mcp", &hs, &rpc(2, "burst", json!({})));
+        let mut n = 0;
+        while s.next().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 11);
+        // 10 events 5 ms apart: ~50 ms of pacing.
+        assert!(
+            t0.elapsed() < Duration::from_millis(200),
+            "took {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_reader_that_stops_reading_is_cut_off_not_buffered_for() {
+    let cfg = HttpConfig {
+        stream_buffer: 4,
+        send_timeout: Duration::from_millis(200),
+        ..HttpConfig::default()
+    };
+    let (h, ctl) = start(cfg, Duration::from_millis(300));
+    let a = h.local_addr();
+    let sid = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    )
+    .header("mcp-session-id")
+    .unwrap()
+    .to_owned();
+    // Open the GET stream and never read from it.
+    let mut idle = connect(a);
+    write_request(
+        &mut idle,
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
+        b"",
+    );
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", &sid)],
+        &rpc(2, "flood", json!({"n": 300})),
+    );
+    assert_eq!(r.status, 200);
+    // 300 x 64 KiB cannot fit in socket buffers plus 4 queued frames: the stream is dropped and
+    // the rest of the sends fail fast instead of blocking forever.
+    let done = ctl
+        .wait_for("flood:", Duration::from_secs(30))
+        .expect("flood finished");
+    let failed: usize = done[6..].parse().unwrap();
+    assert!(failed > 0, "{done}");
+    // The session itself goes on.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", &sid)],
+        &rpc(3, "ping", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    drop(idle);
+}
+
+#[test]
+fn requests_beyond_the_in_flight_cap_get_503() {
+    let ctl = Ctl::new();
+    let cfg = HttpConfig {
+        keepalive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let h = HttpServer::builder()
+        .config(cfg)
+        .max_in_flight(2)
+        .build(TestService(ctl))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = SseClient::open(a, "GET", "/sse", &[("Accept", "text/event-stream")], b"");
+        assert_eq!(s.status, 200);
+        assert!(s.next().is_some());
+        held.push(s);
+    }
+    assert_eq!(
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[ACCEPT_BOTH, JSON_CT],
+            &init_body("2025-06-18")
+        )
+        .status,
+        503
+    );
+    // Hanging up frees the slots (noticed at the next keep-alive write).
+    drop(held);
+    assert!(eventually(Duration::from_secs(5), || h.in_flight() == 0));
+    assert!(alive(&h));
+}
