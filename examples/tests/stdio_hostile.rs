@@ -50,6 +50,11 @@ fn not_a_jsonrpc_message_is_invalid_request() {
             json!(null),
         ),
         (r#"{"jsonrpc":"2.0","id":2,"method":17}"#, json!(2)),
+        (
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            json!(null),
+        ),
+        (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(null)),
         (r#"[]"#, json!(null)),
         (r#"42"#, json!(null)),
         (

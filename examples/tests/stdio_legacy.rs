@@ -53,6 +53,81 @@ fn older_revisions_are_negotiated_as_asked() {
 }
 
 #[test]
+fn results_are_shaped_for_older_revisions() {
+    let annotations_of = |c: &mut Client| {
+        let r = c.result("tools/list", json!({}));
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "json_schema_2020_12_tool")
+            .expect("the 2020-12 tool is listed")
+            .get("annotations")
+            .cloned()
+    };
+    // Tool annotations and audio content appeared in 2025-03-26.
+    let (mut c, _) = Client::legacy("2025-03-26", json!({}));
+    assert_eq!(annotations_of(&mut c), Some(json!({"readOnlyHint": true})));
+    let r = c.call_tool("test_audio_content", json!({}));
+    assert_eq!(r["content"][0]["type"], "audio", "{r}");
+    let (mut c, _) = Client::legacy("2024-11-05", json!({}));
+    assert_eq!(annotations_of(&mut c), None);
+    // Audio cannot be expressed in 2024-11-05: an error rather than a block the client
+    // cannot parse.
+    let r = c.call(
+        "tools/call",
+        json!({"name": "test_audio_content", "arguments": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    // Other content still flows.
+    let r = c.call_tool("test_image_content", json!({}));
+    assert_eq!(r["content"][0]["type"], "image", "{r}");
+}
+
+#[test]
+#[ignore = "BUG: the engine's initialize result is not shaped: completions and serverInfo.title reach 2024-11-05/2025-03-26 clients"]
+fn initialize_result_is_shaped_for_older_revisions() {
+    // `completions` appeared in 2025-03-26, Implementation.title in 2025-06-18.
+    let (_c, r) = Client::legacy("2025-03-26", json!({}));
+    assert_eq!(r["capabilities"], capabilities());
+    assert_eq!(
+        r["serverInfo"],
+        json!({"name": "mcp-everything", "version": env!("CARGO_PKG_VERSION")})
+    );
+    let (_c, r) = Client::legacy("2024-11-05", json!({}));
+    let mut caps = capabilities();
+    caps.as_object_mut().unwrap().remove("completions");
+    assert_eq!(r["capabilities"], caps);
+    assert_eq!(
+        r["serverInfo"],
+        json!({"name": "mcp-everything", "version": env!("CARGO_PKG_VERSION")})
+    );
+}
+
+#[test]
+#[ignore = "BUG: notifications/progress keeps `message` (2025-03-26+) in a 2024-11-05 session"]
+fn progress_notifications_are_shaped_for_2024_11_05() {
+    let (mut c, _) = Client::legacy("2024-11-05", json!({}));
+    let id = c.request(
+        "tools/call",
+        json!({"name": "test_tool_with_progress", "_meta": {"progressToken": "old"}}),
+    );
+    let (before, _) = c.until_response(&id);
+    let params: Vec<&Value> = before
+        .iter()
+        .filter(|m| has_method(m, "notifications/progress"))
+        .map(|m| &m["params"])
+        .collect();
+    assert_eq!(params.len(), 3, "{before:?}");
+    for (p, step) in params.iter().zip([0.0, 50.0, 100.0]) {
+        assert_eq!(
+            **p,
+            json!({"progressToken": "old", "progress": step, "total": 100.0})
+        );
+    }
+}
+
+#[test]
 fn revision_decides_how_bad_tool_arguments_are_reported() {
     // From 2025-11-25 on an input validation failure is a tool result the model can read.
     let mut c = Client::legacy_full();
@@ -723,6 +798,41 @@ fn cancelled_call_never_gets_a_response() {
     );
     let r = c.call_tool("test_simple_text", json!({}));
     assert_eq!(only_text(&r), "This is a simple text response for testing.");
+}
+
+#[test]
+fn cancelling_a_call_that_waits_for_sampling() {
+    let mut c = Client::legacy_full();
+    let id = c.request(
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "p"}}),
+    );
+    let req = c.server_request("sampling/createMessage");
+    c.notify("notifications/cancelled", Some(json!({"requestId": id})));
+    c.assert_alive();
+    // A late answer to the abandoned sampling request is harmless.
+    c.reply(
+        &req["id"],
+        json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "late"}}),
+    );
+    let target = id.clone();
+    c.assert_none_for(
+        "response to a cancelled call",
+        Duration::from_millis(500),
+        |m| answers(m, &target),
+    );
+    // The next sampling call works normally.
+    let id = c.request(
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "q"}}),
+    );
+    let req = c.server_request("sampling/createMessage");
+    assert_eq!(req["params"]["messages"][0]["content"]["text"], "q");
+    c.reply(
+        &req["id"],
+        json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "fine"}}),
+    );
+    assert_eq!(only_text(&c.response(&id)["result"]), "LLM response: fine");
 }
 
 #[test]
