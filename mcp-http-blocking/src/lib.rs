@@ -27,6 +27,7 @@ mod config;
 mod http;
 mod legacy;
 mod modern;
+mod routes;
 mod security;
 mod server;
 mod store;

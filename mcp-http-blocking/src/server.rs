@@ -20,7 +20,7 @@
 //! - Unbounded threads: tiny_http has one thread per connection and no cap; requests in flight
 //!   here are capped (`max_in_flight`, 503 beyond), and idle connections end by timeout.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -383,16 +383,6 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
     })
 }
 
-struct Counting<'a> {
-    inner: &'a mut dyn Read,
-}
-
-impl Read for Counting<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
 fn serve(shared: &Shared, mut rq: tiny_http::Request) {
     let head = HttpRequest {
         method: rq.method().as_str().to_ascii_uppercase(),
@@ -411,12 +401,7 @@ fn serve(shared: &Shared, mut rq: tiny_http::Request) {
         remote_addr: rq.remote_addr().copied(),
     };
     let http10 = rq.http_version() == &tiny_http::HTTPVersion(1, 0);
-    let resp = {
-        let mut body = Counting {
-            inner: rq.as_reader(),
-        };
-        shared.core.handle(&head, &mut body)
-    };
+    let resp = shared.core.handle(&head, rq.as_reader());
     let HttpResponse {
         status,
         headers,

@@ -7,17 +7,14 @@ use std::thread;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
-use mcp_core::jsonrpc::{
-    DecodeError, ErrorObject, Incoming, Message, RequestId, codes, decode_incoming,
-};
-use mcp_core::service::{Service, SessionInfo, TransportKind};
+use mcp_core::jsonrpc::{DecodeError, ErrorObject, Incoming, Message, codes, decode_incoming};
+use mcp_core::service::Service;
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::config::HttpConfig;
-use crate::http::{Body, Frame, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts, sse_event};
-use crate::legacy::{Kind, LegacySession, Registry, StreamError, parse_event_id, priming_event};
-use crate::modern::{ExchangeOutbound, check_headers, status_for};
+use crate::http::{Body, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts};
+use crate::legacy::{Kind, Registry};
 use crate::security::{AuthError, cors_headers, host_allowed, preflight};
 use crate::store::{EventStore, MemoryEventStore};
 
@@ -32,14 +29,14 @@ const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 /// Cloning is cheap and shares everything (sessions included).
 #[derive(Clone)]
 pub struct StreamableHttp {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
-    cfg: Arc<HttpConfig>,
-    service: Arc<dyn Service>,
-    sessions: Registry,
-    store: Arc<dyn EventStore>,
+pub(crate) struct Inner {
+    pub(crate) cfg: Arc<HttpConfig>,
+    pub(crate) service: Arc<dyn Service>,
+    pub(crate) sessions: Registry,
+    pub(crate) store: Arc<dyn EventStore>,
 }
 
 /// Stops the sweeper thread when dropped (or through [`Sweeper::stop`]).
@@ -68,16 +65,16 @@ impl Drop for Sweeper {
     }
 }
 
-type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
+pub(crate) type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
 
-struct Answer {
-    accept_sse: bool,
-    single: bool,
-    modern: bool,
-    prefix: Vec<Vec<u8>>,
+pub(crate) struct Answer {
+    pub(crate) accept_sse: bool,
+    pub(crate) single: bool,
+    pub(crate) modern: bool,
+    pub(crate) prefix: Vec<Vec<u8>>,
 }
 
-fn err400(detail: impl Into<String>) -> HttpResponse {
+pub(crate) fn err400(detail: impl Into<String>) -> HttpResponse {
     HttpResponse::rpc_error(
         400,
         None,
@@ -85,11 +82,11 @@ fn err400(detail: impl Into<String>) -> HttpResponse {
     )
 }
 
-fn session_not_found() -> HttpResponse {
+pub(crate) fn session_not_found() -> HttpResponse {
     HttpResponse::rpc_error(404, None, ErrorObject::new(-32001, "Session not found"))
 }
 
-fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpResponse {
+pub(crate) fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpResponse {
     HttpResponse::rpc_error(
         400,
         None,
@@ -101,7 +98,7 @@ fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpRes
     )
 }
 
-fn sse_response(body: SseBody) -> HttpResponse {
+pub(crate) fn sse_response(body: SseBody) -> HttpResponse {
     HttpResponse {
         status: 200,
         headers: vec![
@@ -113,7 +110,7 @@ fn sse_response(body: SseBody) -> HttpResponse {
     }
 }
 
-fn new_session_id() -> Option<String> {
+pub(crate) fn new_session_id() -> Option<String> {
     let mut b = [0u8; 24];
     getrandom::fill(&mut b).ok()?;
     Some(b.iter().map(|x| format!("{x:02x}")).collect())
@@ -278,7 +275,7 @@ impl StreamableHttp {
         }
     }
 
-    fn method_not_allowed(&self) -> HttpResponse {
+    pub(crate) fn method_not_allowed(&self) -> HttpResponse {
         HttpResponse::empty(405).with_header("Allow", "POST")
     }
 
@@ -336,7 +333,11 @@ impl StreamableHttp {
         }
     }
 
-    fn read_body(&self, req: &HttpRequest, body: &mut dyn Read) -> Result<Vec<u8>, HttpResponse> {
+    pub(crate) fn read_body(
+        &self,
+        req: &HttpRequest,
+        body: &mut dyn Read,
+    ) -> Result<Vec<u8>, HttpResponse> {
         let max = self.inner.cfg.max_body;
         if req.content_length.is_some_and(|l| l > max as u64) {
             return Err(HttpResponse::empty(413));
@@ -469,407 +470,5 @@ impl StreamableHttp {
             }
         }
         resp
-    }
-
-    fn open_legacy(
-        &self,
-        kind: Kind,
-        claims: Option<Value>,
-    ) -> Result<Arc<LegacySession>, HttpResponse> {
-        let Some(id) = new_session_id() else {
-            return Err(HttpResponse::empty(500));
-        };
-        let sess = LegacySession::new(id, kind, self.inner.cfg.clone(), self.inner.store.clone());
-        if !self
-            .inner
-            .sessions
-            .insert(sess.clone(), self.inner.cfg.max_sessions)
-        {
-            return Err(HttpResponse::rpc_error(
-                503,
-                None,
-                ErrorObject::new(codes::INTERNAL_ERROR, "too many sessions"),
-            ));
-        }
-        let transport = match kind {
-            Kind::Streamable => TransportKind::StreamableHttp,
-            Kind::OldSse => TransportKind::LegacySse,
-        };
-        let mut info = SessionInfo::new(transport);
-        if let Some(c) = claims {
-            info = info.with_auth(c);
-        }
-        let svc = self.inner.service.open(info, sess.outbound());
-        sess.set_service(svc);
-        Ok(sess)
-    }
-
-    fn post_legacy(
-        &self,
-        sess: &Arc<LegacySession>,
-        msgs: Vec<Result<Message, DecodeError>>,
-        single: bool,
-        accept_sse: bool,
-        is_init: bool,
-    ) -> HttpResponse {
-        let ids: Vec<RequestId> = msgs
-            .iter()
-            .filter_map(|m| match m {
-                Ok(Message::Request(r)) => Some(r.id.clone()),
-                _ => None,
-            })
-            .collect();
-        if ids.is_empty() {
-            for m in msgs.into_iter().flatten() {
-                sess.deliver(m);
-            }
-            return HttpResponse::empty(202);
-        }
-        let (stream, att) = match sess.open_post_stream(&ids) {
-            Ok(x) => x,
-            Err(StreamError::TooMany) => return HttpResponse::empty(429),
-            Err(_) => return session_not_found(),
-        };
-        // The priming id is taken before any message of the stream exists, so it is below all
-        // of them as a cursor.
-        let priming_seq = sess.next_seq();
-        let version = if is_init {
-            msgs.first()
-                .and_then(|m| m.as_ref().ok())
-                .and_then(|m| match m {
-                    Message::Request(r) => r
-                        .params_value()
-                        .get("protocolVersion")
-                        .and_then(Value::as_str)
-                        .and_then(ProtocolVersion::parse),
-                    _ => None,
-                })
-        } else {
-            sess.version()
-        };
-        let prefix = if version.is_some_and(|v| v.at_least(ProtocolVersion::V2025_11_25)) {
-            vec![priming_event(
-                stream.no,
-                priming_seq,
-                self.inner.cfg.retry_ms,
-            )]
-        } else {
-            Vec::new()
-        };
-        for m in msgs {
-            match m {
-                Ok(m) => sess.deliver(m),
-                Err(e) => log::debug!("dropping an invalid batch element: {e}"),
-            }
-        }
-        let s2 = sess.clone();
-        let generation = att.generation;
-        let on_end: OnEnd = Box::new(move |how| s2.detach(&stream, generation, how));
-        let Some(rx) = att.rx else {
-            return HttpResponse::empty(202);
-        };
-        self.answer(
-            rx,
-            Answer {
-                accept_sse,
-                single,
-                modern: false,
-                prefix,
-            },
-            on_end,
-        )
-    }
-
-    fn post_modern(
-        &self,
-        req: &HttpRequest,
-        incoming: Incoming,
-        header_version: &str,
-        accept_sse: bool,
-        claims: Option<Value>,
-    ) -> HttpResponse {
-        let cfg = &self.inner.cfg;
-        let Incoming::Single(msg) = incoming else {
-            return err400("JSON-RPC batches are not supported");
-        };
-        let version = match cfg.versions.check_modern(header_version) {
-            Ok(v) => v,
-            Err(supported) if !header_version.is_empty() => {
-                return unsupported_version(header_version, supported);
-            }
-            Err(_) => {
-                return HttpResponse::rpc_error(
-                    400,
-                    msg.id().cloned(),
-                    ErrorObject::new(
-                        codes::HEADER_MISMATCH,
-                        "the MCP-Protocol-Version header is required",
-                    ),
-                );
-            }
-        };
-        if let Err(r) = check_headers(req, &msg, header_version) {
-            return r;
-        }
-        let id = match &msg {
-            Message::Request(r) => Some(r.id.clone()),
-            _ => None,
-        };
-        let (out, rx) = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
-        let mut info =
-            SessionInfo::new(TransportKind::StreamableHttp).with_protocol_version(version);
-        if let Some(c) = claims {
-            info = info.with_auth(c);
-        }
-        let session = self.inner.service.open(info, out);
-        session.handle(msg);
-        let Some(id) = id else {
-            session.close();
-            return HttpResponse::empty(202);
-        };
-        let on_end: OnEnd = Box::new(move |how| {
-            if how == StreamEnd::ClientGone {
-                session.stream_closed(&id);
-            }
-            session.close();
-        });
-        self.answer(
-            rx,
-            Answer {
-                accept_sse,
-                single: true,
-                modern: true,
-                prefix: Vec::new(),
-            },
-            on_end,
-        )
-    }
-
-    /// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
-    /// JSON, or when the answer arrives alone within the JSON window; SSE otherwise.
-    fn answer(&self, rx: Receiver<Frame>, a: Answer, on_end: OnEnd) -> HttpResponse {
-        let cfg = &self.inner.cfg;
-        let json_of = |f: Frame| {
-            let status = if a.modern {
-                status_for(f.error_code)
-            } else {
-                200
-            };
-            HttpResponse::json(status, f.json)
-        };
-        if !a.accept_sse {
-            let deadline = Instant::now() + cfg.request_timeout;
-            let mut answers = Vec::new();
-            loop {
-                match rx.recv_deadline(deadline) {
-                    Ok(f) => {
-                        let last = f.last;
-                        if f.is_response {
-                            answers.push(f);
-                        }
-                        if last {
-                            break;
-                        }
-                    }
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                        on_end(StreamEnd::ClientGone);
-                        return HttpResponse::rpc_error(
-                            504,
-                            None,
-                            ErrorObject::internal("no answer in time"),
-                        );
-                    }
-                }
-            }
-            on_end(StreamEnd::Completed);
-            return if a.single {
-                match answers.into_iter().next() {
-                    Some(f) => json_of(f),
-                    None => HttpResponse::rpc_error(
-                        503,
-                        None,
-                        ErrorObject::internal("the session closed"),
-                    ),
-                }
-            } else {
-                let mut out = b"[".to_vec();
-                for (i, f) in answers.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(&f.json);
-                }
-                out.push(b']');
-                HttpResponse::json(200, out)
-            };
-        }
-        let mut initial = a.prefix;
-        match rx.recv_timeout(cfg.json_window) {
-            Ok(f) if f.last && a.single => {
-                on_end(StreamEnd::Completed);
-                json_of(f)
-            }
-            Ok(f) => {
-                initial.push(f.event);
-                sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                on_end(StreamEnd::Completed);
-                sse_response(SseBody::new(initial, None, cfg.keepalive, None))
-            }
-        }
-    }
-
-    fn legacy_session_for(&self, req: &HttpRequest) -> Result<Arc<LegacySession>, HttpResponse> {
-        let cfg = &self.inner.cfg;
-        if let Some(v) = req.header(VERSION_HEADER) {
-            match ProtocolVersion::parse(v) {
-                Some(pv) if pv.era() == Era::Modern => return Err(self.method_not_allowed()),
-                Some(pv) if cfg.versions.contains(pv) => {}
-                _ => return Err(unsupported_version(v, cfg.versions.supported_strings())),
-            }
-        }
-        if !cfg.versions.speaks(Era::Legacy) {
-            return Err(self.method_not_allowed());
-        }
-        let Some(id) = req.header(SESSION_HEADER) else {
-            return Err(err400("Bad Request: Mcp-Session-Id header is required"));
-        };
-        match self.inner.sessions.get(id) {
-            Some(s) if s.kind == Kind::Streamable => {
-                s.touch();
-                Ok(s)
-            }
-            _ => Err(session_not_found()),
-        }
-    }
-
-    fn get(&self, req: &HttpRequest) -> HttpResponse {
-        let cfg = &self.inner.cfg;
-        if !cfg.enable_get_stream {
-            return self.method_not_allowed();
-        }
-        let sess = match self.legacy_session_for(req) {
-            Ok(s) => s,
-            Err(r) => return r,
-        };
-        if !accepts(req.header("Accept"), "text/event-stream") {
-            return HttpResponse::rpc_error(
-                406,
-                None,
-                ErrorObject::new(
-                    codes::INVALID_REQUEST,
-                    "Accept must include text/event-stream",
-                ),
-            );
-        }
-        let resume = match req.header("Last-Event-ID") {
-            Some(v) => match parse_event_id(v) {
-                Some(x) => Some(x),
-                None => return err400("unknown Last-Event-ID"),
-            },
-            None => None,
-        };
-        let (no, cursor) = match resume {
-            Some((no, seq)) => (no, Some(seq)),
-            None => (0, None),
-        };
-        let (stream, att) = match sess.attach(no, cursor) {
-            Ok(x) => x,
-            Err(StreamError::Busy) => {
-                return HttpResponse::rpc_error(
-                    409,
-                    None,
-                    ErrorObject::new(
-                        codes::INVALID_REQUEST,
-                        "a GET stream is already open for this session",
-                    ),
-                );
-            }
-            Err(StreamError::TooMany) => return HttpResponse::empty(429),
-            Err(StreamError::Closed) if resume.is_some() => return err400("unknown Last-Event-ID"),
-            Err(StreamError::Closed) => return session_not_found(),
-        };
-        let mut initial = Vec::new();
-        if cursor.is_none()
-            && sess
-                .version()
-                .is_some_and(|v| v.at_least(ProtocolVersion::V2025_11_25))
-        {
-            initial.push(priming_event(0, sess.next_seq(), cfg.retry_ms));
-        }
-        initial.extend(att.replay);
-        let generation = att.generation;
-        let s2 = sess.clone();
-        let on_end: OnEnd = Box::new(move |how| s2.detach(&stream, generation, how));
-        sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
-    }
-
-    fn delete(&self, req: &HttpRequest) -> HttpResponse {
-        if !self.inner.cfg.enable_delete {
-            return self.method_not_allowed();
-        }
-        let sess = match self.legacy_session_for(req) {
-            Ok(s) => s,
-            Err(r) => return r,
-        };
-        if let Some(s) = self.inner.sessions.remove(&sess.id) {
-            s.close();
-        }
-        HttpResponse::empty(200)
-    }
-
-    fn old_sse_get(&self, req: &HttpRequest, claims: Option<Value>) -> HttpResponse {
-        let cfg = &self.inner.cfg;
-        if !cfg.versions.contains(ProtocolVersion::V2024_11_05) {
-            return HttpResponse::empty(404);
-        }
-        let sess = match self.open_legacy(Kind::OldSse, claims) {
-            Ok(s) => s,
-            Err(r) => return r,
-        };
-        let (stream, att) = match sess.attach(0, None) {
-            Ok(x) => x,
-            Err(_) => return HttpResponse::empty(500),
-        };
-        let _ = stream;
-        let endpoint = format!("{}?sessionId={}", cfg.messages_path, sess.id);
-        let _ = req;
-        let initial = vec![sse_event(None, Some("endpoint"), endpoint.as_bytes())];
-        let me = self.clone();
-        let on_end: OnEnd = Box::new(move |_| {
-            // The stream is the session: when it ends, so does the session.
-            if let Some(s) = me.inner.sessions.remove(&sess.id) {
-                s.close();
-            }
-        });
-        sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
-    }
-
-    fn old_sse_post(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
-        let Some(id) = req.query_param("sessionId") else {
-            return err400("the sessionId query parameter is required");
-        };
-        let sess = match self.inner.sessions.get(id) {
-            Some(s) if s.kind == Kind::OldSse => s,
-            _ => return session_not_found(),
-        };
-        let bytes = match self.read_body(req, body) {
-            Ok(b) => b,
-            Err(r) => return r,
-        };
-        match decode_incoming(&bytes, false) {
-            Ok(Incoming::Single(m)) => {
-                sess.touch();
-                sess.deliver(m);
-                HttpResponse::empty(202)
-            }
-            Ok(Incoming::Batch(_)) => err400("batches are not supported"),
-            Err(e) => HttpResponse::json(400, e.to_response().to_vec()),
-        }
     }
 }

@@ -551,3 +551,36 @@ fn the_2024_11_05_http_sse_transport_works() {
         request(a, "POST", &ep.data, &[JSON_CT], &rpc(4, "ping", json!({}))).status == 404
     }));
 }
+
+#[test]
+fn idle_streams_carry_keep_alive_comments() {
+    let cfg = HttpConfig {
+        keepalive: std::time::Duration::from_millis(30),
+        ..HttpConfig::default()
+    };
+    let (h, _) = start(cfg);
+    let sid = init(&h, "2025-06-18");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let mut get = SseClient::open(
+        h.local_addr(),
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), sid_h],
+        b"",
+    );
+    // Give the idle stream time for a few keep-alives (a timed wait, not a synchronisation).
+    let _ = crossbeam_channel::bounded::<()>(0)
+        .1
+        .recv_timeout(Duration::from_millis(200));
+    let r = request(
+        h.local_addr(),
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h],
+        &rpc(2, "notify_unrelated", json!({})),
+    );
+    assert_eq!(r.json()["result"]["sent"], true);
+    let ev = get.next().unwrap();
+    assert!(ev.data.contains("notifications/message"), "{ev:?}");
+    assert!(get.comments >= 2, "{} comments", get.comments);
+}

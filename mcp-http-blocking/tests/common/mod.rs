@@ -430,7 +430,7 @@ impl SseClient {
                 let mut ev = Event::default();
                 let mut any = false;
                 for line in text.lines() {
-                    if line.starts_with(':') {
+                    if line.is_empty() || line.starts_with(':') {
                         continue;
                     }
                     let (k, v) = line.split_once(':').unwrap_or((line, ""));
