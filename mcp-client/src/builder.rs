@@ -1,0 +1,393 @@
+//! Configuring a client and opening a connection: the handshake of the chosen era, done on the
+//! caller's thread before the reader thread starts.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use mcp_core::engine::{
+    ClientConfig, ClientEngine, ClientStep, HandshakeError, Ready, Refused, Timeout,
+};
+use mcp_core::jsonrpc::{ErrorObject, Message, Notification};
+use mcp_core::types::{CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams};
+use mcp_core::types::{ElicitResult, Root};
+use mcp_core::version::{Era, ProtocolVersion, VersionSet};
+use mcp_stdio::ChildBuilder;
+use serde_json::{Value, json};
+
+use crate::client::{Client, ServerSummary};
+use crate::error::Error;
+use crate::handlers::Handlers;
+use crate::shared::{NotificationCallback, Shared, spawn_reader};
+use crate::transport::{Incoming, StdioTransport, Transport};
+
+/// Which protocol era (or exact revision) to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Revision {
+    /// Dual-era, as the 2026-07-28 spec describes: probe with `server/discover`; when the
+    /// server is not a modern one (any error that is not a 2026-07-28 error, or no answer
+    /// within the handshake timeout), fall back to `initialize`.
+    #[default]
+    Auto,
+    /// Only the legacy era (`initialize`, 2024-11-05 .. 2025-11-25, newest first).
+    Legacy,
+    /// Only the 2026-07-28 era (`server/discover`, per-request `_meta`).
+    Modern,
+    /// Exactly this revision.
+    Exact(ProtocolVersion),
+}
+
+impl Revision {
+    fn versions(self) -> VersionSet {
+        match self {
+            Revision::Auto => VersionSet::all(),
+            Revision::Legacy => VersionSet::legacy_only(),
+            Revision::Modern => VersionSet::modern_only(),
+            Revision::Exact(v) => VersionSet::only([v]),
+        }
+    }
+}
+
+/// Builds a [`Client`]: who it is, what it can answer, which era it speaks.
+///
+/// ```no_run
+/// use mcp_client::{Client, Revision};
+/// use mcp_core::types::{ElicitAction, ElicitResult};
+///
+/// # fn main() -> Result<(), mcp_client::Error> {
+/// let client = Client::builder()
+///     .client_info("my-host", "1.0.0")
+///     .revision(Revision::Auto)
+///     .elicitation(|_request| Ok(ElicitResult::action(ElicitAction::Decline)))
+///     .spawn(mcp_stdio::ChildBuilder::new("my-mcp-server"))?;
+/// # let _ = client;
+/// # Ok(())
+/// # }
+/// ```
+pub struct ClientBuilder {
+    client_info: Value,
+    revision: Revision,
+    handlers: Handlers,
+    notify: Option<NotificationCallback>,
+    timeout: Timeout,
+    handshake_timeout: Duration,
+    send_timeout: Duration,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            client_info: json!({"name": "mcp-client", "version": env!("CARGO_PKG_VERSION")}),
+            revision: Revision::Auto,
+            handlers: Handlers::default(),
+            notify: None,
+            timeout: Timeout::default(),
+            handshake_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("client_info", &self.client_info)
+            .field("revision", &self.revision)
+            .field("capabilities", &self.handlers.capabilities())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// The client's name and version (`clientInfo`).
+    pub fn client_info(mut self, name: &str, version: &str) -> Self {
+        self.client_info = json!({"name": name, "version": version});
+        self
+    }
+
+    /// The whole `Implementation` object (`title`, `description`, `icons`...).
+    pub fn client_implementation(mut self, info: Value) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Which era or revision to speak ([`Revision::Auto`] by default).
+    pub fn revision(mut self, revision: Revision) -> Self {
+        self.revision = revision;
+        self
+    }
+
+    /// Declares `sampling` and answers the server's `sampling/createMessage` with `f`.
+    pub fn sampling(
+        mut self,
+        f: impl Fn(CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.handlers.sampling = Some(Arc::new(f));
+        self
+    }
+
+    /// Declares form-mode `elicitation` and answers `elicitation/create` with `f`.
+    pub fn elicitation(
+        mut self,
+        f: impl Fn(ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.elicitation = Some(Arc::new(f));
+        self.handlers.elicitation_url = false;
+        self
+    }
+
+    /// Declares both elicitation modes (form and URL); `f` gets either kind of request.
+    pub fn elicitation_with_url(
+        mut self,
+        f: impl Fn(ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.elicitation = Some(Arc::new(f));
+        self.handlers.elicitation_url = true;
+        self
+    }
+
+    /// Declares `roots` and answers `roots/list` with what `f` returns.
+    pub fn roots(mut self, f: impl Fn() -> Vec<Root> + Send + Sync + 'static) -> Self {
+        self.handlers.roots = Some(Arc::new(f));
+        self
+    }
+
+    /// Receives server notifications that belong to no call and no listen stream: log
+    /// messages, list changes and resource updates (legacy era), and so on. Runs on the
+    /// reader thread: keep it short.
+    pub fn on_notification(mut self, f: impl Fn(&Notification) + Send + Sync + 'static) -> Self {
+        self.notify = Some(Arc::new(f));
+        self
+    }
+
+    /// The timeout of every request that sets none ([`Timeout::default`]: 60 s, extended by
+    /// progress up to 10 min).
+    pub fn timeout(mut self, timeout: Timeout) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long the handshake may take (30 s by default); in [`Revision::Auto`] this also
+    /// bounds the `server/discover` probe of a server that never answers it.
+    pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// The `ClientCapabilities` the registered handlers add up to.
+    pub fn capabilities(&self) -> Value {
+        Value::Object(self.handlers.capabilities())
+    }
+
+    /// Starts `server` as a child process and connects to it over stdio.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`], plus [`Error::Io`] when the program cannot be started.
+    pub fn spawn(self, server: ChildBuilder) -> Result<Client, Error> {
+        self.connect(StdioTransport::spawn(server)?)
+    }
+
+    /// Performs the handshake over `transport` and starts the client's reader thread.
+    ///
+    /// # Errors
+    /// [`Error::Handshake`] when the server refuses or the eras do not meet, [`Error::Closed`]
+    /// when the server goes away first, [`Error::Timeout`] when it does not answer. The
+    /// transport is closed in every case.
+    pub fn connect<T: Transport>(self, mut transport: T) -> Result<Client, Error> {
+        let out = transport.sender();
+        let incoming = transport.receiver();
+        let mut engine = ClientEngine::new(ClientConfig {
+            versions: self.revision.versions(),
+            client_info: self.client_info.clone(),
+            capabilities: self.capabilities(),
+        });
+        engine.set_handshake_timeout(Timeout::fixed(self.handshake_timeout));
+        let mut hs = Handshake {
+            engine: &mut engine,
+            out: &out,
+            incoming: &incoming,
+            send_timeout: self.send_timeout,
+        };
+        let ready = match hs.run(self.revision) {
+            Ok(r) => r,
+            Err(e) => {
+                let e = match e {
+                    Error::Closed(_) => Error::Closed(
+                        transport
+                            .end_reason()
+                            .unwrap_or_else(|| "the server closed the connection".into()),
+                    ),
+                    e => e,
+                };
+                drop(out);
+                if let Err(close) = transport.close() {
+                    log::debug!(target: "mcp_client", "closing after a failed handshake: {close}");
+                }
+                return Err(e);
+            }
+        };
+        let summary = ServerSummary {
+            era: ready.era,
+            version: ready.version,
+            server_info: ready.server_info,
+            capabilities: ready.capabilities,
+            instructions: ready.instructions,
+        };
+        let (shared, parts) = Shared::new(
+            engine,
+            out,
+            incoming,
+            Box::new(transport),
+            self.handlers,
+            self.notify,
+            self.send_timeout,
+        );
+        let reader = match spawn_reader(Arc::clone(&shared), parts) {
+            Ok(r) => r,
+            Err(e) => {
+                shared.shut("the client could not start its threads".into());
+                if let Some(mut c) = shared.control.lock().ok().and_then(|mut c| c.take()) {
+                    let _ = c.close();
+                }
+                return Err(e);
+            }
+        };
+        Ok(Client::new(shared, reader, summary, self.timeout))
+    }
+}
+
+/// The handshake, on the caller's thread: nothing else is in flight yet.
+struct Handshake<'a, I> {
+    engine: &'a mut ClientEngine,
+    out: &'a Sender<Message>,
+    incoming: &'a Receiver<I>,
+    send_timeout: Duration,
+}
+
+impl<I: Into<Incoming>> Handshake<'_, I> {
+    fn run(&mut self, revision: Revision) -> Result<Ready, Error> {
+        let era = match revision {
+            Revision::Auto => None,
+            Revision::Legacy => Some(Era::Legacy),
+            Revision::Modern => Some(Era::Modern),
+            Revision::Exact(v) => Some(v.era()),
+        };
+        match era {
+            Some(Era::Legacy) => self.legacy(),
+            Some(Era::Modern) => self.modern().map_err(HandshakeFailure::into_error),
+            None => match self.modern() {
+                Ok(r) => Ok(r),
+                Err(HandshakeFailure::Protocol(e)) if e.should_fall_back() => {
+                    log::debug!(target: "mcp_client", "server/discover failed ({e}); trying initialize");
+                    self.legacy()
+                }
+                Err(HandshakeFailure::Other(Error::Timeout { .. })) => {
+                    log::debug!(target: "mcp_client", "no answer to server/discover; trying initialize");
+                    self.legacy()
+                }
+                Err(e) => Err(e.into_error()),
+            },
+        }
+    }
+
+    fn modern(&mut self) -> Result<Ready, HandshakeFailure> {
+        let msg = self
+            .engine
+            .discover_request(Instant::now())
+            .map_err(|e| HandshakeFailure::Other(e.into()))?;
+        self.exchange(msg, "server/discover")
+    }
+
+    fn legacy(&mut self) -> Result<Ready, Error> {
+        let msg = self.engine.initialize_request(Instant::now())?;
+        let ready = self
+            .exchange(msg, "initialize")
+            .map_err(HandshakeFailure::into_error)?;
+        Ok(ready)
+    }
+
+    fn send(&self, msg: Message) -> Result<(), Error> {
+        self.out
+            .send_timeout(msg, self.send_timeout)
+            .map_err(|_| Error::Closed("the server does not read its input".into()))
+    }
+
+    /// Sends the handshake request and reads until it is answered, answering whatever the
+    /// server asks meanwhile (a legacy `ping`) and refusing its other requests.
+    fn exchange(&mut self, msg: Message, method: &str) -> Result<Ready, HandshakeFailure> {
+        self.send(msg).map_err(HandshakeFailure::Other)?;
+        loop {
+            let wait = self.engine.next_deadline();
+            let item = match wait {
+                Some(d) => self.incoming.recv_deadline(d),
+                None => {
+                    return Err(HandshakeFailure::Other(Error::Refused(Refused::NotReady(
+                        "no handshake in flight",
+                    ))));
+                }
+            };
+            let item = match item {
+                Ok(i) => i.into(),
+                Err(RecvTimeoutError::Timeout) => {
+                    let expired = self.engine.poll(Instant::now());
+                    if expired.is_empty() {
+                        continue;
+                    }
+                    for e in expired {
+                        let _ = self.send(e.cancel);
+                    }
+                    return Err(HandshakeFailure::Other(Error::Timeout {
+                        method: method.to_owned(),
+                    }));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(HandshakeFailure::Other(Error::Closed(String::new())));
+                }
+            };
+            let msg = match item {
+                Incoming::Message(m) => m,
+                Incoming::Broken(why) => return Err(HandshakeFailure::Other(Error::Closed(why))),
+                Incoming::Malformed { reason, .. } => {
+                    log::warn!(target: "mcp_client", "during the handshake: {reason}");
+                    continue;
+                }
+            };
+            match self.engine.handle(msg, Instant::now()) {
+                ClientStep::Ready(mut ready) => {
+                    if let Some(m) = ready.send.take() {
+                        self.send(m).map_err(HandshakeFailure::Other)?;
+                    }
+                    return Ok(ready);
+                }
+                ClientStep::HandshakeFailed(e) => return Err(HandshakeFailure::Protocol(e)),
+                ClientStep::Reply(m) => self.send(m).map_err(HandshakeFailure::Other)?,
+                ClientStep::Dispatch(req) => {
+                    let err = ErrorObject::invalid_request("the client is not initialized yet");
+                    if let Some(m) = self.engine.respond(&req.id, Err(err)) {
+                        self.send(m).map_err(HandshakeFailure::Other)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+enum HandshakeFailure {
+    Protocol(HandshakeError),
+    Other(Error),
+}
+
+impl HandshakeFailure {
+    fn into_error(self) -> Error {
+        match self {
+            HandshakeFailure::Protocol(e) => e.into(),
+            HandshakeFailure::Other(e) => e,
+        }
+    }
+}

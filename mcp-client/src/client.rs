@@ -1,0 +1,557 @@
+//! The client: typed methods for every client-to-server request of both eras, and the
+//! 2026-07-28 `input_required` retry loop that makes server-side input requests transparent.
+
+use std::process::ExitStatus;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use mcp_core::engine::{LogLevel, Outcome, Refused, Timeout};
+use mcp_core::types::{
+    CallToolResult, CompleteArgument, CompleteRequestParams, CompleteResult, EmptyResult,
+    GetPromptResult, InputRequiredResult, PromptReference, ReadResourceResult, Reference,
+    ResourceTemplateReference, SubscriptionFilter,
+};
+use mcp_core::version::{Era, ProtocolVersion};
+use mcp_stdio::ChildBuilder;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::builder::ClientBuilder;
+use crate::call::CallOptions;
+use crate::error::Error;
+use crate::listen::Subscription;
+use crate::pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
+use crate::shared::Shared;
+use crate::transport::Transport;
+
+/// How many `input_required` rounds one call may take before the client gives up: enough for
+/// any honest multi-step exchange, few enough that a looping server cannot keep a call alive.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// What the handshake told us about the server.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerSummary {
+    pub era: Era,
+    pub version: ProtocolVersion,
+    pub server_info: Option<Value>,
+    pub capabilities: Value,
+    pub instructions: Option<String>,
+}
+
+/// A connection to one MCP server.
+///
+/// Every method blocks the calling thread until the answer, an error, the timeout or a
+/// cancellation; the client is `Send + Sync`, so several threads may call it at once (each call
+/// waits on its own channel). Closing (or dropping) the client fails every call still waiting,
+/// and stops a child-process server with the MCP stdio shutdown sequence.
+pub struct Client {
+    shared: Arc<Shared>,
+    reader: Option<JoinHandle<()>>,
+    summary: ServerSummary,
+    timeout: Timeout,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("era", &self.summary.era)
+            .field("version", &self.summary.version)
+            .field("server_info", &self.summary.server_info)
+            .finish_non_exhaustive()
+    }
+}
+
+fn object(params: Value) -> Result<Value, Error> {
+    match params {
+        Value::Null => Ok(Value::Object(Map::new())),
+        Value::Object(_) => Ok(params),
+        other => Err(Error::Refused(Refused::InvalidParams(format!(
+            "params must be a JSON object, not {other}"
+        )))),
+    }
+}
+
+fn decode<R: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<R, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| Error::Decode(format!("{method} result: {e}")))
+}
+
+impl Client {
+    /// A builder with the defaults: dual-era, no handlers, 60 s timeouts extended by progress.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// Starts `server` as a child process and connects with the default settings.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::spawn`].
+    pub fn spawn(server: ChildBuilder) -> Result<Client, Error> {
+        Client::builder().spawn(server)
+    }
+
+    /// Connects over `transport` with the default settings.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`].
+    pub fn connect<T: Transport>(transport: T) -> Result<Client, Error> {
+        Client::builder().connect(transport)
+    }
+
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        reader: JoinHandle<()>,
+        summary: ServerSummary,
+        timeout: Timeout,
+    ) -> Self {
+        Client {
+            shared,
+            reader: Some(reader),
+            summary,
+            timeout,
+        }
+    }
+
+    /// The era the handshake chose.
+    pub fn era(&self) -> Era {
+        self.summary.era
+    }
+
+    /// The revision both sides speak.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.summary.version
+    }
+
+    /// The server's `Implementation` (`name`, `version`, ...), when it said.
+    pub fn server_info(&self) -> Option<&Value> {
+        self.summary.server_info.as_ref()
+    }
+
+    /// The server's capabilities.
+    pub fn server_capabilities(&self) -> &Value {
+        &self.summary.capabilities
+    }
+
+    /// The server's instructions for the model, when it gave any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.summary.instructions.as_deref()
+    }
+
+    /// Whether the connection is closed (the server went away or [`Client::close`] ran).
+    pub fn is_closed(&self) -> bool {
+        self.shared.is_closed()
+    }
+
+    /// Any request, by method name, with the default options; the result is decoded as `R`
+    /// (use `serde_json::Value` for anything). 2026-07-28 `input_required` answers are
+    /// handled as for the typed methods.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn request<R: DeserializeOwned>(&self, method: &str, params: Value) -> Result<R, Error> {
+        self.request_with(method, params, &CallOptions::default())
+    }
+
+    /// [`Client::request`] with per-call options.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn request_with<R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<R, Error> {
+        let raw = self.exchange(method, object(params)?, options)?;
+        decode(method, &raw)
+    }
+
+    /// One request through to its final result: each `input_required` answer is met by the
+    /// registered handlers and the request retried with a new id, the same params, the
+    /// answers under the same keys and the server's `requestState` echoed.
+    fn exchange(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let timeout = options.timeout.unwrap_or(self.timeout);
+        let mut round_params = params.clone();
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let outcome = self.shared.call(
+                method,
+                &round_params,
+                timeout,
+                options.progress.clone(),
+                options.cancel.as_ref(),
+            )?;
+            let raw = match outcome {
+                Outcome::Complete(r) => return Ok(r),
+                Outcome::Error(e) => return Err(Error::Rpc(e)),
+                Outcome::Other { result_type, .. } => {
+                    return Err(Error::Decode(format!(
+                        "{method} returned a result of type {result_type:?}, which this client does not handle"
+                    )));
+                }
+                Outcome::InputRequired(r) => r,
+            };
+            if self.summary.era != Era::Modern {
+                return Err(Error::Decode(format!(
+                    "{method} returned input_required on a legacy connection"
+                )));
+            }
+            let asked: InputRequiredResult = decode(method, &raw)?;
+            if asked.input_requests.is_none() && asked.request_state.is_none() {
+                return Err(Error::Decode(format!(
+                    "{method}: input_required with neither inputRequests nor requestState"
+                )));
+            }
+            round_params = params.clone();
+            if let Some(requests) = asked.input_requests {
+                let mut answers = Map::new();
+                for (key, req) in requests {
+                    let answer = self.shared.handlers.answer_input(&key, req)?;
+                    let answer = serde_json::to_value(answer)
+                        .map_err(|e| Error::Input(format!("answer {key:?}: {e}")))?;
+                    answers.insert(key, answer);
+                }
+                round_params["inputResponses"] = Value::Object(answers);
+            }
+            if let Some(state) = asked.request_state {
+                round_params["requestState"] = Value::String(state);
+            }
+        }
+        Err(Error::TooManyInputRounds(MAX_INPUT_ROUNDS))
+    }
+
+    pub(crate) fn page<K: PageKind>(&self, cursor: Option<&str>) -> Result<K::Page, Error> {
+        let params = match cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        self.request(K::METHOD, params)
+    }
+
+    /// Every tool, following `nextCursor` page by page as the iterator is consumed.
+    pub fn list_tools(&self) -> Pages<'_, Tools> {
+        Pages::new(self)
+    }
+
+    /// One page of `tools/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListToolsResult, Error> {
+        self.page::<Tools>(cursor)
+    }
+
+    /// Every prompt, page by page.
+    pub fn list_prompts(&self) -> Pages<'_, Prompts> {
+        Pages::new(self)
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_prompts_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListPromptsResult, Error> {
+        self.page::<Prompts>(cursor)
+    }
+
+    /// Every resource, page by page.
+    pub fn list_resources(&self) -> Pages<'_, Resources> {
+        Pages::new(self)
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_resources_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListResourcesResult, Error> {
+        self.page::<Resources>(cursor)
+    }
+
+    /// Every resource template, page by page.
+    pub fn list_resource_templates(&self) -> Pages<'_, ResourceTemplates> {
+        Pages::new(self)
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_resource_templates_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListResourceTemplatesResult, Error> {
+        self.page::<ResourceTemplates>(cursor)
+    }
+
+    /// Calls a tool. `arguments` is a JSON object (or `null` for none). A tool's own failure
+    /// is a result with `isError` set, not an `Err`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, &CallOptions::default())
+    }
+
+    /// [`Client::call_tool`] with a timeout, a progress callback or a cancel handle.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut params = json!({"name": name});
+        if !arguments.is_null() {
+            params["arguments"] = object(arguments)?;
+        }
+        self.request_with("tools/call", params, options)
+    }
+
+    /// Reads a resource.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.read_resource_with(uri, &CallOptions::default())
+    }
+
+    /// [`Client::read_resource`] with per-call options.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn read_resource_with(
+        &self,
+        uri: &str,
+        options: &CallOptions,
+    ) -> Result<ReadResourceResult, Error> {
+        self.request_with("resources/read", json!({"uri": uri}), options)
+    }
+
+    /// Gets a prompt with these arguments (names to string values).
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn get_prompt<I, K, V>(&self, name: &str, arguments: I) -> Result<GetPromptResult, Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.get_prompt_with(name, arguments, &CallOptions::default())
+    }
+
+    /// [`Client::get_prompt`] with per-call options.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn get_prompt_with<I, K, V>(
+        &self,
+        name: &str,
+        arguments: I,
+        options: &CallOptions,
+    ) -> Result<GetPromptResult, Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let args: Map<String, Value> = arguments
+            .into_iter()
+            .map(|(k, v)| (k.into(), Value::String(v.into())))
+            .collect();
+        let mut params = json!({"name": name});
+        if !args.is_empty() {
+            params["arguments"] = Value::Object(args);
+        }
+        self.request_with("prompts/get", params, options)
+    }
+
+    /// `completion/complete` with full params.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn complete(&self, params: &CompleteRequestParams) -> Result<CompleteResult, Error> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| Error::Refused(Refused::InvalidParams(e.to_string())))?;
+        self.request("completion/complete", params)
+    }
+
+    /// Completes argument `argument` of prompt `prompt`, given what was typed so far.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn complete_prompt_argument(
+        &self,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompleteResult, Error> {
+        self.complete(&complete_params(
+            Reference::Prompt(PromptReference {
+                name: prompt.to_owned(),
+                ..Default::default()
+            }),
+            argument,
+            value,
+        ))
+    }
+
+    /// Completes variable `argument` of a resource template.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn complete_resource_argument(
+        &self,
+        uri_template: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<CompleteResult, Error> {
+        self.complete(&complete_params(
+            Reference::Resource(ResourceTemplateReference {
+                uri: uri_template.to_owned(),
+                ..Default::default()
+            }),
+            argument,
+            value,
+        ))
+    }
+
+    /// Legacy era: asks for `notifications/resources/updated` about `uri` (they arrive on the
+    /// [`on_notification`](ClientBuilder::on_notification) callback). In 2026-07-28 use
+    /// [`Client::listen`].
+    ///
+    /// # Errors
+    /// [`Error::Refused`] in the 2026-07-28 era or when the server cannot subscribe.
+    pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.request::<EmptyResult>("resources/subscribe", json!({"uri": uri}))
+            .map(drop)
+    }
+
+    /// Legacy era: stops the updates about `uri`.
+    ///
+    /// # Errors
+    /// As [`Client::subscribe`].
+    pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.request::<EmptyResult>("resources/unsubscribe", json!({"uri": uri}))
+            .map(drop)
+    }
+
+    /// 2026-07-28: opens a `subscriptions/listen` stream for the notifications in `filter`,
+    /// and waits for the server's acknowledgement (what it will actually send).
+    ///
+    /// # Errors
+    /// [`Error::Refused`] on a legacy connection (use [`Client::subscribe`] and
+    /// [`ClientBuilder::on_notification`]), [`Error::Rpc`] when the server refuses,
+    /// [`Error::Timeout`] when no acknowledgement comes within the default timeout.
+    pub fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
+        let params = json!({"notifications": filter});
+        Subscription::open(&self.shared, &params, self.timeout.initial)
+    }
+
+    /// Sets the level of the server's log messages. Legacy: `logging/setLevel`. 2026-07-28:
+    /// every later request carries the level in its `_meta` (there is no such request).
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn set_logging_level(&self, level: LogLevel) -> Result<(), Error> {
+        if self.summary.era == Era::Modern {
+            self.shared.state().engine.set_log_level(Some(level));
+            return Ok(());
+        }
+        self.request::<EmptyResult>("logging/setLevel", json!({"level": level.as_str()}))
+            .map(drop)
+    }
+
+    /// Legacy era: `ping`.
+    ///
+    /// # Errors
+    /// [`Error::Refused`] in 2026-07-28, which removed `ping`.
+    pub fn ping(&self) -> Result<(), Error> {
+        self.request::<EmptyResult>("ping", json!({})).map(drop)
+    }
+
+    /// Legacy era: tells the server the roots changed (`notifications/roots/list_changed`).
+    /// Does nothing in 2026-07-28 or without a roots provider.
+    ///
+    /// # Errors
+    /// [`Error::Closed`] when the connection is gone.
+    pub fn roots_list_changed(&self) -> Result<(), Error> {
+        let msg = self.shared.state().engine.roots_list_changed();
+        match msg {
+            Some(m) => self.shared.notify_server(m),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the connection: every call still waiting fails with [`Error::Closed`], open
+    /// listen streams end, and the transport closes (a child-process server gets its stdin
+    /// closed, then SIGTERM, then SIGKILL, as the MCP stdio transport says). Returns the
+    /// server process's exit status when there is a process.
+    ///
+    /// # Errors
+    /// When the transport could not be closed cleanly.
+    pub fn close(mut self) -> Result<Option<ExitStatus>, Error> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<Option<ExitStatus>, Error> {
+        let Some(reader) = self.reader.take() else {
+            return Ok(None);
+        };
+        self.shared.shut("the client was closed".to_owned());
+        // The reader keeps draining the server's output while it shuts down, so a server
+        // blocked writing to us can still see its stdin close and exit.
+        let control = self
+            .shared
+            .control
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let result = match control {
+            Some(mut c) => c.close(),
+            None => Ok(None),
+        };
+        self.shared.stop_reader();
+        if reader.join().is_err() {
+            log::warn!(target: "mcp_client", "the reader thread panicked");
+        }
+        result
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            log::warn!(target: "mcp_client", "closing the connection: {e}");
+        }
+    }
+}
+
+fn complete_params(reference: Reference, argument: &str, value: &str) -> CompleteRequestParams {
+    CompleteRequestParams {
+        reference,
+        argument: CompleteArgument {
+            name: argument.to_owned(),
+            value: value.to_owned(),
+            ..Default::default()
+        },
+        context: None,
+        meta: None,
+        extra: Map::new(),
+    }
+}

@@ -1,0 +1,122 @@
+//! The application's answers to what a server may ask of its client: sampling an LLM,
+//! eliciting input from the user, listing roots. The same handlers serve both eras: legacy
+//! servers send JSON-RPC requests, 2026-07-28 servers embed them in an `input_required` result.
+//!
+//! The client's capabilities are derived from which handlers are registered, so a client never
+//! declares something it cannot do.
+
+use std::sync::Arc;
+
+use mcp_core::jsonrpc::{ErrorObject, to_raw};
+use mcp_core::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    InputRequest, InputResponse, ListRootsResult, Root,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::error::Error;
+
+/// Answers `sampling/createMessage`: runs the prompt through a model.
+pub type SamplingHandler =
+    dyn Fn(CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> + Send + Sync;
+
+/// Answers `elicitation/create` (form mode, and URL mode when declared): asks the user.
+/// Declining or dismissing is an answer ([`ElicitResult::action`]), not an error.
+pub type ElicitationHandler =
+    dyn Fn(ElicitRequestParams) -> Result<ElicitResult, ErrorObject> + Send + Sync;
+
+/// Answers `roots/list`: the directories the client exposes.
+pub type RootsProvider = dyn Fn() -> Vec<Root> + Send + Sync;
+
+/// The registered handlers.
+#[derive(Clone, Default)]
+pub(crate) struct Handlers {
+    pub sampling: Option<Arc<SamplingHandler>>,
+    pub elicitation: Option<Arc<ElicitationHandler>>,
+    pub elicitation_url: bool,
+    pub roots: Option<Arc<RootsProvider>>,
+}
+
+impl Handlers {
+    /// The `ClientCapabilities` these handlers make true.
+    pub fn capabilities(&self) -> Map<String, Value> {
+        let mut caps = Map::new();
+        if self.sampling.is_some() {
+            caps.insert("sampling".into(), json!({}));
+        }
+        if self.elicitation.is_some() {
+            // `{}` is form mode in every revision that has elicitation; the explicit spelling
+            // is only needed when URL mode is declared too.
+            let e = if self.elicitation_url {
+                json!({"form": {}, "url": {}})
+            } else {
+                json!({})
+            };
+            caps.insert("elicitation".into(), e);
+        }
+        if self.roots.is_some() {
+            caps.insert("roots".into(), json!({"listChanged": true}));
+        }
+        caps
+    }
+
+    fn sample(&self, p: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
+        match &self.sampling {
+            Some(h) => h(p),
+            None => Err(ErrorObject::method_not_found("sampling/createMessage")),
+        }
+    }
+
+    fn elicit(&self, p: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+        let url = matches!(p, ElicitRequestParams::Url(_));
+        match &self.elicitation {
+            Some(h) if !url || self.elicitation_url => h(p),
+            _ => Err(ErrorObject::method_not_found("elicitation/create")),
+        }
+    }
+
+    fn list_roots(&self) -> Result<ListRootsResult, ErrorObject> {
+        match &self.roots {
+            Some(h) => Ok(ListRootsResult {
+                roots: h(),
+                ..Default::default()
+            }),
+            None => Err(ErrorObject::method_not_found("roots/list")),
+        }
+    }
+
+    /// A legacy server's request: the result to send back, or the error.
+    pub fn answer_request(
+        &self,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        fn parse<T: serde::de::DeserializeOwned>(p: Option<&RawValue>) -> Result<T, ErrorObject> {
+            let text = p.map_or("{}", RawValue::get);
+            serde_json::from_str(text).map_err(ErrorObject::invalid_params)
+        }
+        let raw = match method {
+            "sampling/createMessage" => to_raw(&self.sample(parse(params)?)?),
+            "elicitation/create" => to_raw(&self.elicit(parse(params)?)?),
+            "roots/list" => to_raw(&self.list_roots()?),
+            other => return Err(ErrorObject::method_not_found(other)),
+        };
+        raw.map_err(ErrorObject::internal)
+    }
+
+    /// One entry of a 2026-07-28 `inputRequests` map.
+    pub fn answer_input(&self, key: &str, req: InputRequest) -> Result<InputResponse, Error> {
+        let method = req.method();
+        let failed = |e: ErrorObject| Error::Input(format!("{method} ({key:?}): {e}"));
+        Ok(match req {
+            InputRequest::CreateMessage(p) => {
+                InputResponse::CreateMessage(self.sample(p).map_err(failed)?)
+            }
+            InputRequest::Elicit(p) => InputResponse::Elicit(self.elicit(p).map_err(failed)?),
+            InputRequest::ListRoots(_) => {
+                InputResponse::ListRoots(self.list_roots().map_err(failed)?)
+            }
+        })
+    }
+}

@@ -1,0 +1,65 @@
+//! A blocking MCP client on plain threads: no async runtime, no futures.
+//!
+//! What it is for: a host program that talks to MCP servers and wants ordinary function
+//! calls. [`Client`] does the handshake of either protocol era (the 2026-07-28 `server/discover`
+//! with its per-request `_meta`, or the legacy `initialize`, or both with a fallback), then
+//! offers one blocking method per request: [`Client::list_tools`] (an iterator that follows
+//! `nextCursor`), [`Client::call_tool`], [`Client::read_resource`], [`Client::get_prompt`],
+//! [`Client::complete`], [`Client::listen`] / [`Client::subscribe`], and so on. The server's
+//! own questions (sampling, elicitation, roots) go to handlers registered on the
+//! [`ClientBuilder`]; in 2026-07-28 they arrive inside `input_required` results and the
+//! client retries the call with the answers, so the caller never sees the difference.
+//!
+//! What it is not for: it knows no transport by itself beyond a pair of channels
+//! ([`Transport`]); the stdio child-process transport ([`StdioTransport`]) is here, the
+//! Streamable HTTP one lives elsewhere, so a stdio-only host pulls in no HTTP crate.
+//!
+//! Threads: one reader per connection (drives the sans-I/O
+//! [`ClientEngine`](mcp_core::engine::ClientEngine), routes answers, enforces timeouts) and one
+//! that runs the handlers for legacy server requests, so the reader never waits on user code.
+//! Each call waits on its own bounded channel with a deadline. When the server goes away,
+//! every waiting call fails at once with [`Error::Closed`] saying why.
+//!
+//! ```no_run
+//! use mcp_client::{CallOptions, Client, Revision};
+//! use mcp_stdio::ChildBuilder;
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), mcp_client::Error> {
+//! let client = Client::builder()
+//!     .client_info("demo-host", "0.1.0")
+//!     .revision(Revision::Auto)
+//!     .spawn(ChildBuilder::new("my-mcp-server"))?;
+//! for tool in client.list_tools() {
+//!     println!("{}", tool?.name);
+//! }
+//! let options = CallOptions::new().on_progress(|p| eprintln!("{} / {:?}", p.progress, p.total));
+//! let result = client.call_tool_with("echo", json!({"text": "hi"}), &options)?;
+//! println!("{:?}", result.content);
+//! client.close()?;
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod builder;
+mod call;
+mod client;
+mod error;
+mod handlers;
+mod listen;
+mod pages;
+mod shared;
+mod transport;
+
+pub use builder::{ClientBuilder, Revision};
+pub use call::{CallOptions, CancelHandle};
+pub use client::{Client, MAX_INPUT_ROUNDS};
+pub use error::Error;
+pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
+pub use listen::Subscription;
+pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
+pub use shared::{NotificationCallback, ProgressCallback};
+pub use transport::{ChannelTransport, Incoming, StdioTransport, Transport};
+
+pub use mcp_core::engine::{LogLevel, ProgressUpdate, Timeout};

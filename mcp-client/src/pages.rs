@@ -1,0 +1,139 @@
+//! The `*/list` requests as iterators that follow `nextCursor`.
+
+use std::collections::HashSet;
+use std::marker::PhantomData;
+use std::vec;
+
+use mcp_core::types::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
+    Resource, ResourceTemplate, Tool,
+};
+use serde::de::DeserializeOwned;
+
+use crate::client::Client;
+use crate::error::Error;
+
+/// One of the paginated lists: its method, page type and item type.
+pub trait PageKind {
+    /// The method (`tools/list`, ...).
+    const METHOD: &'static str;
+    /// The result of one page.
+    type Page: DeserializeOwned;
+    /// What the list holds.
+    type Item;
+    /// A page's items and the cursor of the next page.
+    fn split(page: Self::Page) -> (Vec<Self::Item>, Option<String>);
+}
+
+/// `tools/list`.
+#[derive(Debug)]
+pub enum Tools {}
+/// `prompts/list`.
+#[derive(Debug)]
+pub enum Prompts {}
+/// `resources/list`.
+#[derive(Debug)]
+pub enum Resources {}
+/// `resources/templates/list`.
+#[derive(Debug)]
+pub enum ResourceTemplates {}
+
+impl PageKind for Tools {
+    const METHOD: &'static str = "tools/list";
+    type Page = ListToolsResult;
+    type Item = Tool;
+    fn split(p: ListToolsResult) -> (Vec<Tool>, Option<String>) {
+        (p.tools, p.next_cursor)
+    }
+}
+
+impl PageKind for Prompts {
+    const METHOD: &'static str = "prompts/list";
+    type Page = ListPromptsResult;
+    type Item = Prompt;
+    fn split(p: ListPromptsResult) -> (Vec<Prompt>, Option<String>) {
+        (p.prompts, p.next_cursor)
+    }
+}
+
+impl PageKind for Resources {
+    const METHOD: &'static str = "resources/list";
+    type Page = ListResourcesResult;
+    type Item = Resource;
+    fn split(p: ListResourcesResult) -> (Vec<Resource>, Option<String>) {
+        (p.resources, p.next_cursor)
+    }
+}
+
+impl PageKind for ResourceTemplates {
+    const METHOD: &'static str = "resources/templates/list";
+    type Page = ListResourceTemplatesResult;
+    type Item = ResourceTemplate;
+    fn split(p: ListResourceTemplatesResult) -> (Vec<ResourceTemplate>, Option<String>) {
+        (p.resource_templates, p.next_cursor)
+    }
+}
+
+/// The items of a paginated list, fetched one page at a time as the iteration reaches them.
+/// An error ends the iteration after it is yielded; so does a cursor the server already
+/// returned (a server looping its pages would otherwise never end).
+///
+/// ```no_run
+/// # fn f(client: &mcp_client::Client) -> Result<(), mcp_client::Error> {
+/// let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Pages<'c, K: PageKind> {
+    client: &'c Client,
+    items: vec::IntoIter<K::Item>,
+    next: Option<Option<String>>,
+    seen: HashSet<String>,
+    failed: Option<Error>,
+    _kind: PhantomData<K>,
+}
+
+impl<'c, K: PageKind> Pages<'c, K> {
+    pub(crate) fn new(client: &'c Client) -> Self {
+        Pages {
+            client,
+            items: Vec::new().into_iter(),
+            next: Some(None),
+            seen: HashSet::new(),
+            failed: None,
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl<K: PageKind> Iterator for Pages<'_, K> {
+    type Item = Result<K::Item, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.items.next() {
+                return Some(Ok(item));
+            }
+            if let Some(e) = self.failed.take() {
+                return Some(Err(e));
+            }
+            let cursor = self.next.take()?;
+            let page = match self.client.page::<K>(cursor.as_deref()) {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            let (items, next) = K::split(page);
+            self.items = items.into_iter();
+            if let Some(n) = next {
+                if self.seen.insert(n.clone()) {
+                    self.next = Some(Some(n));
+                } else {
+                    self.failed = Some(Error::Decode(format!(
+                        "{} returned the cursor {n:?} twice",
+                        K::METHOD
+                    )));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! What the client needs from a transport, and the two transports this crate ships: any pair of
+//! channels (an in-memory pipe, for tests) and a server started as a child process (stdio).
+//!
+//! A transport is a pair of bounded channels of [`Message`]s plus a way to close it. The
+//! client never sees bytes, sockets or pipes, so the Streamable HTTP client (which turns each
+//! outgoing request into a POST and feeds the JSON or SSE answer back into the receiving
+//! channel) plugs in behind the same trait, in its own crate, without this one depending on
+//! any HTTP library.
+
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender};
+use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_stdio::{ChildBuilder, ChildHandle, Connection, FrameError};
+
+use crate::error::Error;
+
+/// One item a transport delivers: a message, or something from the peer that was not one.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A JSON-RPC message from the server.
+    Message(Message),
+    /// Something the server sent that was not a message (an undecodable line, an HTTP answer
+    /// that made no sense). With an `id`, the call waiting for it fails with
+    /// [`Error::Decode`].
+    Malformed {
+        /// The request it answered, when that could be recovered.
+        id: Option<RequestId>,
+        /// What was wrong, for the error message.
+        reason: String,
+    },
+    /// The transport cannot deliver anything more (a read failed); every pending call fails.
+    Broken(String),
+}
+
+impl From<Message> for Incoming {
+    fn from(m: Message) -> Self {
+        Incoming::Message(m)
+    }
+}
+
+impl From<Result<Message, FrameError>> for Incoming {
+    fn from(item: Result<Message, FrameError>) -> Self {
+        match item {
+            Ok(m) => Incoming::Message(m),
+            Err(FrameError::Decode(e)) => Incoming::Malformed {
+                id: e.id.clone(),
+                reason: e.to_string(),
+            },
+            Err(FrameError::Io(e)) => Incoming::Broken(format!("reading from the server: {e}")),
+            Err(e) => Incoming::Malformed {
+                id: None,
+                reason: e.to_string(),
+            },
+        }
+    }
+}
+
+/// A connection to one MCP server, as the client drives it.
+///
+/// Both channels must be bounded. The receiving channel disconnecting (every sender of it
+/// dropped) means the server is gone: the client then fails every pending call with
+/// [`Error::Closed`], using [`Transport::end_reason`] for the text.
+pub trait Transport: Send + 'static {
+    /// What the receiving channel carries.
+    type Incoming: Into<Incoming> + Send + 'static;
+
+    /// Where the client puts messages for the server (a clone; the client drops its clones
+    /// when it closes).
+    fn sender(&self) -> Sender<Message>;
+
+    /// Where the server's messages come from (a clone).
+    fn receiver(&self) -> Receiver<Self::Incoming>;
+
+    /// Ends the connection (for a child process: the MCP stdio shutdown sequence) and returns
+    /// the server process's exit status when there is a process. Called once.
+    ///
+    /// # Errors
+    /// When the transport could not be closed cleanly.
+    fn close(&mut self) -> Result<Option<ExitStatus>, Error>;
+
+    /// Why the server stopped talking, once the receiving channel disconnected: for example
+    /// "the server process exited (exit status: 3)". `None` when there is nothing to add.
+    fn end_reason(&mut self) -> Option<String> {
+        None
+    }
+}
+
+/// A transport over a plain [`Connection`], such as one end of [`mcp_stdio::memory`]: for
+/// tests, and for servers running in the same process.
+#[derive(Debug)]
+pub struct ChannelTransport {
+    conn: Option<Connection>,
+    sender: Sender<Message>,
+    receiver: Receiver<Result<Message, FrameError>>,
+}
+
+impl ChannelTransport {
+    /// Wraps a connection.
+    pub fn new(conn: Connection) -> Self {
+        ChannelTransport {
+            sender: conn.sender.clone(),
+            receiver: conn.receiver.clone(),
+            conn: Some(conn),
+        }
+    }
+}
+
+impl Transport for ChannelTransport {
+    type Incoming = Result<Message, FrameError>;
+
+    fn sender(&self) -> Sender<Message> {
+        self.sender.clone()
+    }
+
+    fn receiver(&self) -> Receiver<Self::Incoming> {
+        self.receiver.clone()
+    }
+
+    /// Drops this side's ends, so the peer sees its input end once the client's clones are
+    /// gone too.
+    fn close(&mut self) -> Result<Option<ExitStatus>, Error> {
+        self.conn.take();
+        let (s, _) = crossbeam_channel::bounded(0);
+        let (_, r) = crossbeam_channel::bounded(0);
+        self.sender = s;
+        self.receiver = r;
+        Ok(None)
+    }
+}
+
+/// How long to wait for the exit status of a server whose output just ended, for the error
+/// message: the exit normally follows the end of output at once.
+const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
+
+/// An MCP server started as a child process, spoken to over its stdin and stdout.
+///
+/// [`Transport::close`] follows the MCP stdio shutdown: close the server's stdin, wait, then
+/// SIGTERM, wait, then SIGKILL (the graces are set on the [`ChildBuilder`]).
+#[derive(Debug)]
+pub struct StdioTransport {
+    conn: Option<Connection>,
+    sender: Sender<Message>,
+    receiver: Receiver<Result<Message, FrameError>>,
+    child: ChildHandle,
+}
+
+impl StdioTransport {
+    /// Starts the server.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Transport`] when the program could not be started.
+    pub fn spawn(builder: ChildBuilder) -> Result<Self, Error> {
+        let (conn, child) = builder.spawn()?;
+        Ok(StdioTransport {
+            sender: conn.sender.clone(),
+            receiver: conn.receiver.clone(),
+            conn: Some(conn),
+            child,
+        })
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Transport for StdioTransport {
+    type Incoming = Result<Message, FrameError>;
+
+    fn sender(&self) -> Sender<Message> {
+        self.sender.clone()
+    }
+
+    fn receiver(&self) -> Receiver<Self::Incoming> {
+        self.receiver.clone()
+    }
+
+    fn close(&mut self) -> Result<Option<ExitStatus>, Error> {
+        self.conn.take();
+        let status = self.child.shutdown()?;
+        Ok(Some(status))
+    }
+
+    fn end_reason(&mut self) -> Option<String> {
+        let program = self.child.program().to_owned();
+        Some(match self.child.wait_timeout(EXIT_STATUS_WAIT) {
+            Ok(Some(status)) => format!("the server process {program:?} exited ({status})"),
+            _ => format!("the server process {program:?} closed its output"),
+        })
+    }
+}
