@@ -269,3 +269,33 @@ fn requests_beyond_the_in_flight_cap_get_503() {
     assert!(eventually(Duration::from_secs(5), || h.in_flight() == 0));
     assert!(alive(&h));
 }
+
+#[test]
+fn shutdown_ends_streams_and_closes_the_port() {
+    let (h, _) = start(HttpConfig::default(), Duration::from_secs(30));
+    let a = h.local_addr();
+    let sid = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    )
+    .header("mcp-session-id")
+    .unwrap()
+    .to_owned();
+    let mut get = SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
+        b"",
+    );
+    assert_eq!(get.status, 200);
+    h.shutdown();
+    // The open stream ends cleanly, and nothing listens on the port any more.
+    assert!(get.next().is_none());
+    assert!(eventually(Duration::from_secs(5), || {
+        std::net::TcpStream::connect(a).is_err()
+    }));
+}
