@@ -1,0 +1,413 @@
+//! The client against scripted servers over an in-memory pipe (`mcp_stdio::memory`): the
+//! `input_required` retry loop, legacy server requests, timeouts, cancellation, pagination and
+//! a server that goes away. Each scripted server sees the exact wire messages.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_client::{CallOptions, CancelHandle, ChannelTransport, Client, Error, Revision, Timeout};
+use mcp_core::jsonrpc::{Message, decode};
+use mcp_core::types::{
+    CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, SamplingContent,
+};
+use serde_json::{Map, Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn msg(v: Value) -> Message {
+    decode(&serde_json::to_vec(&v).unwrap()).unwrap()
+}
+
+fn to_value(m: &Message) -> Value {
+    serde_json::from_slice(&m.to_vec()).unwrap()
+}
+
+/// What a scripted server does with one request (handshake excluded): the messages to send.
+type Script = Box<dyn FnMut(&Value) -> Vec<Value> + Send>;
+
+/// Starts a scripted server on one end of a memory pipe. It answers the handshake of the era
+/// asked for (a legacy server refuses `server/discover` with -32601), hands every other
+/// message to `script`, and copies everything it receives to the returned channel.
+fn server(modern: bool, mut script: Script) -> (ChannelTransport, Receiver<Value>) {
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    let (seen_tx, seen_rx) = bounded(256);
+    thread::spawn(move || {
+        for item in &b.receiver {
+            let Ok(m) = item else { continue };
+            let v = to_value(&m);
+            let _ = seen_tx.try_send(v.clone());
+            let id = v.get("id").cloned();
+            let replies = match (v["method"].as_str(), id) {
+                (Some("server/discover"), Some(id)) if modern => vec![json!({
+                "jsonrpc": "2.0", "id": id, "result": {
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
+                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}}
+                }})],
+                (Some("server/discover"), Some(id)) => vec![json!({
+                    "jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "Method not found"}})],
+                (Some("initialize"), Some(id)) => vec![json!({
+                    "jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}, "resources": {"subscribe": true}},
+                        "serverInfo": {"name": "fake-legacy", "version": "1"}}})],
+                (Some("notifications/initialized"), None) => vec![],
+                _ => script(&v),
+            };
+            for r in replies {
+                if b.sender.send(msg(r)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (ChannelTransport::new(a), seen_rx)
+}
+
+fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// The next message the server received with this method.
+fn next_with(seen: &Receiver<Value>, method: &str) -> Value {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let v = seen
+            .recv_deadline(deadline)
+            .unwrap_or_else(|_| panic!("the server never received {method}"));
+        if v["method"] == method {
+            return v;
+        }
+    }
+}
+
+fn sampling_answer() -> CreateMessageResult {
+    CreateMessageResult {
+        role: Role::Assistant,
+        content: serde_json::from_value::<SamplingContent>(
+            json!({"type": "text", "text": "sampled"}),
+        )
+        .unwrap(),
+        model: "test-model".into(),
+        stop_reason: Some("endTurn".into()),
+        result_type: None,
+        meta: None,
+        extra: Map::new(),
+    }
+}
+
+fn elicit_answer(p: ElicitRequestParams) -> Result<ElicitResult, mcp_core::ErrorObject> {
+    let ElicitRequestParams::Form(form) = p else {
+        return Ok(ElicitResult::action(ElicitAction::Decline));
+    };
+    let mut content = Map::new();
+    content.insert("asked".into(), json!(form.message));
+    Ok(ElicitResult::accept(content))
+}
+
+#[test]
+fn input_required_is_answered_and_retried_with_a_new_id_and_the_same_params() {
+    let rounds = Arc::new(AtomicUsize::new(0));
+    let r = Arc::clone(&rounds);
+    let (transport, seen) = server(
+        true,
+        Box::new(move |v| {
+            let id = &v["id"];
+            let p = &v["params"];
+            match r.fetch_add(1, Ordering::SeqCst) {
+                0 => vec![result(
+                    id,
+                    json!({
+                    "resultType": "input_required",
+                    "inputRequests": {
+                        "who": {"method": "elicitation/create", "params": {
+                            "message": "Your name?",
+                            "requestedSchema": {"type": "object", "properties": {
+                                "name": {"type": "string"}}}}},
+                        "llm": {"method": "sampling/createMessage", "params": {
+                            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                            "maxTokens": 10}}
+                    },
+                    "requestState": "state-1"}),
+                )],
+                // Second round: state only, no requests.
+                1 => vec![result(
+                    id,
+                    json!({"resultType": "input_required", "requestState": "state-2"}),
+                )],
+                _ => vec![result(
+                    id,
+                    json!({"resultType": "complete",
+                    "content": [{"type": "text", "text": format!("done: {}", p["requestState"])}]}),
+                )],
+            }
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .sampling(|_| Ok(sampling_answer()))
+        .elicitation(elicit_answer)
+        .connect(transport)
+        .unwrap();
+    let out = client.call_tool("needs_input", json!({"x": 1})).unwrap();
+    assert_eq!(
+        serde_json::to_value(&out.content).unwrap(),
+        json!([{"type": "text", "text": "done: \"state-2\""}])
+    );
+
+    let first = next_with(&seen, "tools/call");
+    let second = next_with(&seen, "tools/call");
+    let third = next_with(&seen, "tools/call");
+    // Every round is a new request id.
+    assert_ne!(first["id"], second["id"]);
+    assert_ne!(second["id"], third["id"]);
+    // The first round has no MRTR fields; the modern envelope declares both handlers.
+    assert!(first["params"].get("inputResponses").is_none(), "{first}");
+    assert_eq!(
+        first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"sampling": {}, "elicitation": {}})
+    );
+    // The retry: same name and arguments, answers under the server's keys, state echoed.
+    let p = &second["params"];
+    assert_eq!(p["name"], "needs_input");
+    assert_eq!(p["arguments"], json!({"x": 1}));
+    assert_eq!(p["requestState"], "state-1");
+    assert_eq!(
+        p["inputResponses"]["who"],
+        json!({"action": "accept", "content": {"asked": "Your name?"}})
+    );
+    assert_eq!(p["inputResponses"]["llm"]["model"], "test-model");
+    assert_eq!(p["inputResponses"]["llm"]["content"]["text"], "sampled");
+    // A state-only round echoes the state and sends no stale answers.
+    let p = &third["params"];
+    assert_eq!(p["requestState"], "state-2");
+    assert!(p.get("inputResponses").is_none(), "{third}");
+    assert_eq!(p["arguments"], json!({"x": 1}));
+}
+
+#[test]
+fn a_server_that_keeps_asking_is_cut_off() {
+    let (transport, _seen) = server(
+        true,
+        Box::new(|v| {
+            vec![result(
+                &v["id"],
+                json!({"resultType": "input_required", "requestState": "again"}),
+            )]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let e = client.call_tool("loop", Value::Null).unwrap_err();
+    assert!(matches!(e, Error::TooManyInputRounds(8)), "{e}");
+}
+
+#[test]
+fn input_the_client_cannot_give_fails_the_call_clearly() {
+    let (transport, _seen) = server(
+        true,
+        Box::new(|v| {
+            vec![result(
+                &v["id"],
+                json!({"resultType": "input_required",
+                "inputRequests": {"k": {"method": "sampling/createMessage", "params": {
+                    "messages": [], "maxTokens": 1}}}}),
+            )]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let e = client.call_tool("t", Value::Null).unwrap_err();
+    assert!(
+        matches!(&e, Error::Input(why) if why.contains("sampling/createMessage")),
+        "{e}"
+    );
+}
+
+#[test]
+fn auto_falls_back_to_initialize_and_answers_legacy_server_requests() {
+    let (transport, seen) = server(
+        false,
+        Box::new(|v| {
+            if v["method"] == "tools/call" {
+                // Ask the client to sample before answering the call.
+                vec![
+                    json!({"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5}}),
+                ]
+            } else if v.get("method").is_none() && v["id"] == "s-1" {
+                // The client's answer: finish the call (our request id was 3: discover 1,
+                // initialize 2).
+                let text = v["result"]["model"].as_str().unwrap_or("?").to_owned();
+                vec![result(
+                    &json!(3),
+                    json!({"content": [{"type": "text", "text": text}]}),
+                )]
+            } else {
+                vec![]
+            }
+        }),
+    );
+    let client = Client::builder()
+        .sampling(|_| Ok(sampling_answer()))
+        .connect(transport)
+        .unwrap();
+    assert_eq!(client.era(), mcp_core::Era::Legacy);
+    assert_eq!(client.server_info().unwrap()["name"], "fake-legacy");
+    let init = next_with(&seen, "initialize");
+    assert_eq!(init["params"]["capabilities"], json!({"sampling": {}}));
+    let out = client.call_tool("x", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&out.content).unwrap(),
+        json!([{"type": "text", "text": "test-model"}])
+    );
+}
+
+#[test]
+fn a_silent_server_times_out_and_is_told_to_stop() {
+    let (transport, seen) = server(true, Box::new(|_| vec![]));
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let started = Instant::now();
+    let options = CallOptions::new().timeout(Timeout::fixed(Duration::from_millis(200)));
+    let e = client
+        .call_tool_with("slow", Value::Null, &options)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Timeout { method } if method == "tools/call"),
+        "{e}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let call = next_with(&seen, "tools/call");
+    let cancel = next_with(&seen, "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], call["id"]);
+}
+
+#[test]
+fn cancel_handle_ends_the_call_and_notifies_the_server() {
+    let (transport, seen) = server(true, Box::new(|_| vec![]));
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let handle = CancelHandle::new();
+    let h = handle.clone();
+    let canceller = thread::spawn(move || {
+        // Cancel once the server has the request.
+        let call = next_with(&seen, "tools/call");
+        h.cancel_with_reason("user pressed stop");
+        (call, next_with(&seen, "notifications/cancelled"))
+    });
+    let options = CallOptions::new().cancel_handle(handle.clone());
+    let e = client
+        .call_tool_with("forever", Value::Null, &options)
+        .unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+    let (call, cancel) = canceller.join().unwrap();
+    assert_eq!(cancel["params"]["requestId"], call["id"]);
+    assert_eq!(cancel["params"]["reason"], "user pressed stop");
+    // A cancelled handle cancels later calls at once.
+    let e = client
+        .call_tool_with("again", Value::Null, &options)
+        .unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e}");
+}
+
+#[test]
+fn pages_follow_next_cursor_and_stop_on_a_repeated_cursor() {
+    let (transport, _seen) = server(
+        true,
+        Box::new(|v| {
+            let tool = |n: &str| json!({"name": n, "inputSchema": {"type": "object"}});
+            let page = match v["params"]["cursor"].as_str() {
+                None => json!({"tools": [tool("a"), tool("b")], "nextCursor": "p2"}),
+                Some("p2") => json!({"tools": [tool("c")], "nextCursor": "p3"}),
+                Some("p3") => json!({"tools": [tool("d")], "nextCursor": "p2"}),
+                Some(_) => json!({"tools": []}),
+            };
+            vec![result(&v["id"], page)]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let items: Vec<Result<String, Error>> =
+        client.list_tools().map(|t| t.map(|t| t.name)).collect();
+    let names: Vec<&str> = items
+        .iter()
+        .filter_map(|r| r.as_ref().ok().map(String::as_str))
+        .collect();
+    assert_eq!(names, ["a", "b", "c", "d"]);
+    assert!(
+        matches!(items.last(), Some(Err(Error::Decode(why))) if why.contains("p2")),
+        "{items:?}"
+    );
+    let page = client.list_tools_page(Some("p3")).unwrap();
+    assert_eq!(page.next_cursor.as_deref(), Some("p2"));
+}
+
+#[test]
+fn a_server_that_goes_away_fails_pending_calls_at_once() {
+    let (gone_tx, gone_rx): (Sender<()>, Receiver<()>) = bounded(1);
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    // Answers discover, then vanishes when the first call arrives.
+    let server = thread::spawn(move || {
+        for item in &b.receiver {
+            let v = to_value(&item.unwrap());
+            if v["method"] == "server/discover" {
+                let r = result(
+                    &v["id"],
+                    json!({"supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}}, "resultType": "complete"}),
+                );
+                b.sender.send(msg(r)).unwrap();
+            } else if v["method"] == "tools/call" {
+                break;
+            }
+        }
+        drop(b);
+        let _ = gone_tx.send(());
+    });
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(ChannelTransport::new(a))
+        .unwrap();
+    let started = Instant::now();
+    let e = client.call_tool("x", Value::Null).unwrap_err();
+    assert!(matches!(e, Error::Closed(_)), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    gone_rx.recv_timeout(WAIT).unwrap();
+    server.join().unwrap();
+    assert!(client.is_closed());
+    let e = client.call_tool("y", Value::Null).unwrap_err();
+    assert!(matches!(e, Error::Closed(_)), "{e}");
+}
+
+#[test]
+fn the_era_gates_requests_before_anything_is_sent() {
+    let (transport, _seen) = server(true, Box::new(|_| vec![]));
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    for e in [
+        client.ping().unwrap_err(),
+        client.subscribe("x://y").unwrap_err(),
+        // The fake server declares no completions.
+        client.complete_prompt_argument("p", "a", "v").unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Refused(_)), "{e}");
+    }
+}
