@@ -1,0 +1,287 @@
+//! A command-line MCP client: lists and calls what a server offers and prints the JSON answers.
+//!
+//! ```text
+//! client [OPTIONS] ACTION [ARGS...] -- COMMAND [ARGS...]   (start COMMAND, talk over stdio)
+//! client [OPTIONS] URL ACTION [ARGS...]                    (Streamable HTTP: not yet)
+//!
+//! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
+//!         | prompt NAME ['JSON'] | info
+//! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
+//!          --timeout SECONDS   -v (verbose)
+//! ```
+//!
+//! The answer goes to stdout as pretty JSON; errors go to stderr and the exit status is
+//! non-zero (also when a tool reports `isError`). With `-v`, the server's own stderr and the
+//! client's debug log are shown on stderr too.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use mcp_client::{Client, Error, Revision, Timeout};
+use mcp_core::version::ProtocolVersion;
+use mcp_stdio::ChildBuilder;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [-v] \
+ACTION [ARGS...] -- COMMAND [ARGS...]
+       client [OPTIONS] URL ACTION [ARGS...]
+actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
+prompt NAME ['JSON'] | info";
+
+enum Target {
+    Command(Vec<String>),
+    Url(String),
+}
+
+struct Args {
+    verbose: bool,
+    revision: Revision,
+    timeout: Option<Duration>,
+    action: Vec<String>,
+    target: Target,
+}
+
+fn parse(mut argv: Vec<String>) -> Result<Args, String> {
+    let mut revision = Revision::Auto;
+    let mut timeout = None;
+    let mut verbose = false;
+    let command = match argv.iter().position(|a| a == "--") {
+        Some(i) => {
+            let cmd = argv.split_off(i + 1);
+            argv.pop();
+            if cmd.is_empty() {
+                return Err("nothing after `--`: give the server command to run".into());
+            }
+            Some(cmd)
+        }
+        None => None,
+    };
+    let mut rest = Vec::new();
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--legacy" => revision = Revision::Legacy,
+            "--modern" => revision = Revision::Modern,
+            "--revision" => {
+                let v = it.next().ok_or("--revision needs a value")?;
+                let rev = ProtocolVersion::parse(&v)
+                    .ok_or_else(|| format!("unknown protocol revision {v:?}"))?;
+                revision = Revision::Exact(rev);
+            }
+            "--timeout" => {
+                let v = it.next().ok_or("--timeout needs a value")?;
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s > 0.0)
+                    .ok_or_else(|| format!("bad --timeout {v:?}"))?;
+                timeout = Some(Duration::from_secs_f64(secs));
+            }
+            "-v" | "--verbose" => verbose = true,
+            "-h" | "--help" => return Err(String::new()),
+            _ => rest.push(a),
+        }
+    }
+    let target = match command {
+        Some(cmd) => Target::Command(cmd),
+        None => {
+            if rest.is_empty() {
+                return Err("no server given".into());
+            }
+            let first = rest.remove(0);
+            if !(first.starts_with("http://") || first.starts_with("https://")) {
+                return Err(format!(
+                    "{first:?} is not a URL; to start a server, put its command after `--`"
+                ));
+            }
+            Target::Url(first)
+        }
+    };
+    if rest.is_empty() {
+        return Err("no action given".into());
+    }
+    Ok(Args {
+        verbose,
+        revision,
+        timeout,
+        action: rest,
+        target,
+    })
+}
+
+fn json_arg(arg: Option<&String>) -> Result<Value, String> {
+    match arg {
+        None => Ok(Value::Null),
+        Some(text) => {
+            let v: Value =
+                serde_json::from_str(text).map_err(|e| format!("bad JSON argument: {e}"))?;
+            if v.is_object() || v.is_null() {
+                Ok(v)
+            } else {
+                Err("the JSON argument must be an object".into())
+            }
+        }
+    }
+}
+
+fn print<T: Serialize>(v: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    println!("{text}");
+    Ok(())
+}
+
+fn err(e: Error) -> String {
+    e.to_string()
+}
+
+fn run(client: &Client, action: &[String]) -> Result<(), String> {
+    let arity = |n: std::ops::RangeInclusive<usize>| {
+        if n.contains(&(action.len() - 1)) {
+            Ok(())
+        } else {
+            Err(format!(
+                "wrong number of arguments for {:?}\n{USAGE}",
+                action[0]
+            ))
+        }
+    };
+    match action[0].as_str() {
+        "tools" => {
+            arity(0..=0)?;
+            let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().map_err(err)?;
+            print(&tools)
+        }
+        "resources" => {
+            arity(0..=0)?;
+            let items: Vec<_> = client
+                .list_resources()
+                .collect::<Result<_, _>>()
+                .map_err(err)?;
+            print(&items)
+        }
+        "templates" => {
+            arity(0..=0)?;
+            let items: Vec<_> = client
+                .list_resource_templates()
+                .collect::<Result<_, _>>()
+                .map_err(err)?;
+            print(&items)
+        }
+        "prompts" => {
+            arity(0..=0)?;
+            let items: Vec<_> = client
+                .list_prompts()
+                .collect::<Result<_, _>>()
+                .map_err(err)?;
+            print(&items)
+        }
+        "call" => {
+            arity(1..=2)?;
+            let result = client
+                .call_tool(&action[1], json_arg(action.get(2))?)
+                .map_err(err)?;
+            print(&result)?;
+            if result.is_error() {
+                return Err(format!("tool {:?} reported an error", action[1]));
+            }
+            Ok(())
+        }
+        "read" => {
+            arity(1..=1)?;
+            print(&client.read_resource(&action[1]).map_err(err)?)
+        }
+        "prompt" => {
+            arity(1..=2)?;
+            let args = match json_arg(action.get(2))? {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            // Prompt arguments are strings; other JSON values are passed as their JSON text.
+            let args = args.into_iter().map(|(k, v)| match v {
+                Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            });
+            print(&client.get_prompt(&action[1], args).map_err(err)?)
+        }
+        "info" => {
+            arity(0..=0)?;
+            print(&serde_json::json!({
+                "protocolVersion": client.protocol_version().as_str(),
+                "serverInfo": client.server_info(),
+                "capabilities": client.server_capabilities(),
+                "instructions": client.instructions(),
+            }))
+        }
+        other => Err(format!("unknown action {other:?}\n{USAGE}")),
+    }
+}
+
+/// Log lines to stderr (stdout carries the answer). A few lines instead of env_logger, so this
+/// binary builds without the examples' `full` feature.
+struct StderrLog(log::LevelFilter);
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= self.0
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("[{} {}] {}", r.level(), r.target(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+fn main() -> ExitCode {
+    let args = match parse(std::env::args().skip(1).collect()) {
+        Ok(a) => a,
+        Err(why) => {
+            if why.is_empty() {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("client: {why}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let level = if args.verbose {
+        log::LevelFilter::Debug
+    } else {
+        log::LevelFilter::Warn
+    };
+    if log::set_boxed_logger(Box::new(StderrLog(level))).is_ok() {
+        log::set_max_level(level);
+    }
+    let command = match args.target {
+        Target::Url(url) => {
+            eprintln!("client: {url}: HTTP not yet supported (only `-- COMMAND ARGS...` works)");
+            return ExitCode::from(2);
+        }
+        Target::Command(c) => c,
+    };
+    let mut builder = Client::builder()
+        .client_info("mcp-blocking-cli", env!("CARGO_PKG_VERSION"))
+        .revision(args.revision);
+    if let Some(t) = args.timeout {
+        builder = builder.timeout(Timeout::fixed(t)).handshake_timeout(t);
+    }
+    let client = match builder.spawn(ChildBuilder::new(&command[0]).args(&command[1..])) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("client: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = run(&client, &args.action);
+    let closed = client.close();
+    if let Err(why) = outcome {
+        eprintln!("client: {why}");
+        return ExitCode::FAILURE;
+    }
+    if let Err(e) = closed {
+        eprintln!("client: closing the server: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
