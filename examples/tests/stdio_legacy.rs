@@ -42,7 +42,12 @@ fn older_revisions_are_negotiated_as_asked() {
     for version in ["2025-06-18", "2025-03-26", "2024-11-05"] {
         let (mut c, r) = Client::legacy(version, json!({}));
         assert_eq!(r["protocolVersion"], version);
-        assert_eq!(r["capabilities"], capabilities());
+        let mut expected = capabilities();
+        if version == "2024-11-05" {
+            // `completions` arrived in 2025-03-26.
+            expected.as_object_mut().unwrap().remove("completions");
+        }
+        assert_eq!(r["capabilities"], expected);
         // The session works at that revision.
         let t = c.call_tool("test_simple_text", json!({}));
         assert_eq!(only_text(&t), "This is a simple text response for testing.");
@@ -85,7 +90,6 @@ fn results_are_shaped_for_older_revisions() {
 }
 
 #[test]
-#[ignore = "BUG: the engine's initialize result is not shaped: completions and serverInfo.title reach 2024-11-05/2025-03-26 clients"]
 fn initialize_result_is_shaped_for_older_revisions() {
     // `completions` appeared in 2025-03-26, Implementation.title in 2025-06-18.
     let (_c, r) = Client::legacy("2025-03-26", json!({}));
@@ -105,7 +109,6 @@ fn initialize_result_is_shaped_for_older_revisions() {
 }
 
 #[test]
-#[ignore = "BUG: notifications/progress keeps `message` (2025-03-26+) in a 2024-11-05 session"]
 fn progress_notifications_are_shaped_for_2024_11_05() {
     let (mut c, _) = Client::legacy("2024-11-05", json!({}));
     let id = c.request(

@@ -198,19 +198,13 @@ impl fmt::Display for ErrorObject {
 impl std::error::Error for ErrorObject {}
 
 /// Parses a JSON text into a boxed raw value; used for `params` and `result`.
-fn raw(json: String) -> Box<RawValue> {
-    // `to_string` of a Serialize value is always valid JSON, so this cannot fail; should it ever,
-    // an empty object is still a valid payload.
-    RawValue::from_string(json)
-        .unwrap_or_else(|_| RawValue::from_string("{}".to_owned()).expect("literal JSON"))
-}
-
 /// Serializes any value into raw JSON text.
 ///
 /// # Errors
 /// Fails only when the value's `Serialize` impl fails (for example a map with non-string keys).
 pub fn to_raw<T: Serialize + ?Sized>(value: &T) -> Result<Box<RawValue>, serde_json::Error> {
-    serde_json::to_string(value).map(raw)
+    // Unlike `RawValue::from_string`, this does not parse the text it just wrote to check it.
+    serde_json::value::to_raw_value(value)
 }
 
 /// Reads raw JSON text (or its absence, as `{}`) into a typed value.
@@ -724,6 +718,181 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
+/// The `"jsonrpc": "2.0"` member, checked while decoding.
+struct Version2;
+
+impl<'de> Deserialize<'de> for Version2 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        if v == JSONRPC_VERSION {
+            Ok(Version2)
+        } else {
+            Err(de::Error::custom("jsonrpc must be \"2.0\""))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "P: Deserialize<'de>")]
+struct TypedRequestIn<P> {
+    #[allow(dead_code)]
+    jsonrpc: Version2,
+    id: RequestId,
+    method: String,
+    params: Option<P>,
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "R: Deserialize<'de>")]
+struct TypedResponseIn<R> {
+    #[allow(dead_code)]
+    jsonrpc: Version2,
+    id: RequestId,
+    result: Option<R>,
+    error: Option<ErrorObject>,
+}
+
+/// A request whose params were decoded straight into `P`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedRequest<P> {
+    /// The request id.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The params (absent params read as `{}`).
+    pub params: P,
+}
+
+/// Decodes a request whose params type the caller already knows, in one pass over the bytes
+/// (the general [`decode`] keeps params as raw text and parses them a second time). Servers
+/// with a hot method and clients reading the answer to their own request use this.
+///
+/// # Errors
+/// The same -32700/-32600 mapping as [`decode`]; params that do not fit `P` are -32602 with the
+/// request's id.
+pub fn decode_request_as<P: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<TypedRequest<P>, DecodeError> {
+    match serde_json::from_slice::<TypedRequestIn<P>>(bytes) {
+        Ok(r) => {
+            let params = match r.params {
+                Some(p) => p,
+                None => serde_json::from_str("{}").map_err(|e| DecodeError {
+                    id: Some(r.id.clone()),
+                    error: ErrorObject::invalid_params(e),
+                })?,
+            };
+            Ok(TypedRequest {
+                id: r.id,
+                method: r.method,
+                params,
+            })
+        }
+        // The fast path only says "no"; the general decoder says precisely why.
+        Err(e) => Err(match decode(bytes) {
+            Err(precise) => precise,
+            Ok(Message::Request(r)) => DecodeError {
+                id: Some(r.id),
+                error: ErrorObject::invalid_params(e),
+            },
+            Ok(other) => DecodeError {
+                id: other.id().cloned(),
+                error: ErrorObject::invalid_request("expected a request"),
+            },
+        }),
+    }
+}
+
+/// Decodes a response whose result type the caller knows (the answer to its own request), in
+/// one pass. An error response comes back as `Err(ErrorObject)` inside `Ok`.
+///
+/// # Errors
+/// As [`decode`]; a result that does not fit `R` is -32602 with the response's id (for the
+/// caller's own reporting: responses are never answered).
+#[allow(clippy::type_complexity)]
+pub fn decode_response_as<R: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<(RequestId, Result<R, ErrorObject>), DecodeError> {
+    match serde_json::from_slice::<TypedResponseIn<R>>(bytes) {
+        Ok(TypedResponseIn {
+            id,
+            result: Some(r),
+            error: None,
+            ..
+        }) => Ok((id, Ok(r))),
+        Ok(TypedResponseIn {
+            id,
+            result: None,
+            error: Some(e),
+            ..
+        }) => Ok((id, Err(e))),
+        Ok(r) => Err(DecodeError::invalid(
+            Some(r.id),
+            "a response carries exactly one of result and error",
+        )),
+        Err(e) => Err(match decode(bytes) {
+            Err(precise) => precise,
+            Ok(m) => DecodeError {
+                id: m.id().cloned(),
+                error: ErrorObject::invalid_params(e),
+            },
+        }),
+    }
+}
+
+#[derive(Serialize)]
+struct TypedRequestOut<'a, P: ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    params: &'a P,
+}
+
+#[derive(Serialize)]
+struct TypedResponseOut<'a, R: ?Sized> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: &'a R,
+}
+
+/// Appends a request with typed params to `out` in one pass (no intermediate raw text).
+///
+/// # Errors
+/// When `params` cannot be serialized; `out` is left as it was.
+pub fn encode_request<P: Serialize + ?Sized>(
+    id: &RequestId,
+    method: &str,
+    params: &P,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    let start = out.len();
+    let msg = TypedRequestOut {
+        jsonrpc: JSONRPC_VERSION,
+        id,
+        method,
+        params,
+    };
+    serde_json::to_writer(&mut *out, &msg).inspect_err(|_| out.truncate(start))
+}
+
+/// Appends a response with a typed result to `out` in one pass.
+///
+/// # Errors
+/// When `result` cannot be serialized; `out` is left as it was.
+pub fn encode_response<R: Serialize + ?Sized>(
+    id: &RequestId,
+    result: &R,
+    out: &mut Vec<u8>,
+) -> Result<(), serde_json::Error> {
+    let start = out.len();
+    let msg = TypedResponseOut {
+        jsonrpc: JSONRPC_VERSION,
+        id,
+        result,
+    };
+    serde_json::to_writer(&mut *out, &msg).inspect_err(|_| out.truncate(start))
+}
+
 /// Encodes a batch of messages as one JSON array.
 pub fn encode_batch(messages: &[Message]) -> Vec<u8> {
     let mut out = Vec::with_capacity(64 * messages.len() + 2);
@@ -826,5 +995,55 @@ mod tests {
         assert!(!out.contains(&b'\n'));
         let back = decode(&out).unwrap();
         assert!(matches!(back, Message::Request(r) if r.params_value()["a"] == 1));
+    }
+
+    #[test]
+    fn typed_one_pass_codec() {
+        #[derive(Deserialize, Serialize, Debug, PartialEq)]
+        struct P {
+            name: String,
+        }
+        let r = decode_request_as::<P>(
+            br#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"name":"x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (r.id.clone(), r.method.as_str(), r.params.name.as_str()),
+            (RequestId::from("a"), "m", "x")
+        );
+        let mut out = Vec::new();
+        encode_request(&r.id, &r.method, &r.params, &mut out).unwrap();
+        assert_eq!(
+            out,
+            br#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"name":"x"}}"#
+        );
+        // The fast path keeps the exact error mapping of `decode`.
+        assert_eq!(
+            decode_request_as::<P>(b"nope").unwrap_err().error.code,
+            codes::PARSE_ERROR
+        );
+        let e =
+            decode_request_as::<P>(br#"{"jsonrpc":"2.0","id":4,"method":"m","params":{"name":1}}"#)
+                .unwrap_err();
+        assert_eq!(
+            (e.error.code, e.id),
+            (codes::INVALID_PARAMS, Some(RequestId::Number(4)))
+        );
+        let e = decode_request_as::<P>(br#"{"jsonrpc":"1.0","id":4,"method":"m"}"#).unwrap_err();
+        assert_eq!(e.error.code, codes::INVALID_REQUEST);
+        let (id, res) =
+            decode_response_as::<P>(br#"{"jsonrpc":"2.0","id":9,"result":{"name":"y"}}"#).unwrap();
+        assert_eq!(
+            (id, res.unwrap().name),
+            (RequestId::Number(9), "y".to_owned())
+        );
+        let (_, res) = decode_response_as::<P>(
+            br#"{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"no"}}"#,
+        )
+        .unwrap();
+        assert_eq!(res.unwrap_err().code, codes::METHOD_NOT_FOUND);
+        let mut out = Vec::new();
+        encode_response(&RequestId::Number(1), &P { name: "z".into() }, &mut out).unwrap();
+        assert_eq!(out, br#"{"jsonrpc":"2.0","id":1,"result":{"name":"z"}}"#);
     }
 }

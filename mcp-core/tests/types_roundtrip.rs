@@ -348,3 +348,22 @@ fn subscriptions_mrtr_tasks_notifications() {
     );
     both::<PaginatedRequestParams>(json!({"cursor": "c"}));
 }
+
+#[test]
+fn content_blocks_decode_whatever_the_key_order() {
+    use mcp_core::types::ContentBlock;
+    let first: ContentBlock =
+        serde_json::from_str(r#"{"type":"text","text":"hi","x-extra":1}"#).unwrap();
+    let last: ContentBlock =
+        serde_json::from_str(r#"{"text":"hi","x-extra":1,"type":"text"}"#).unwrap();
+    assert_eq!(first, last);
+    assert_eq!(first.as_text(), Some("hi"));
+    let back = serde_json::to_value(&first).unwrap();
+    assert_eq!(
+        back,
+        serde_json::json!({"type": "text", "text": "hi", "x-extra": 1})
+    );
+    assert!(serde_json::from_str::<ContentBlock>(r#"{"type":"video","data":"x"}"#).is_err());
+    assert!(serde_json::from_str::<ContentBlock>(r#"{"text":"no type"}"#).is_err());
+    assert!(serde_json::from_str::<ContentBlock>(r#"{}"#).is_err());
+}

@@ -378,6 +378,11 @@ impl ServerEngine {
         if let Some(i) = &self.config.instructions {
             result["instructions"] = Value::from(i.as_str());
         }
+        // Leave out what the negotiated revision does not know (a title before 2025-06-18,
+        // `completions` before 2025-03-26, ...). Our own answer always fits some shape.
+        if let Err(e) = crate::types::shape::result("initialize", &mut result, version) {
+            return reply(ErrorObject::internal(e));
+        }
         self.ok(req.id, result)
     }
 
@@ -596,6 +601,9 @@ impl ServerEngine {
         message: Option<&str>,
     ) -> Option<Message> {
         let token = self.incoming.advance_progress(id, progress)?;
+        // 2024-11-05 progress notifications have no `message`.
+        let old = matches!(&self.mode, Mode::Legacy(s) if s.version < ProtocolVersion::V2025_03_26);
+        let message = message.filter(|_| !old);
         Some(progress::progress_message(token, progress, total, message))
     }
 

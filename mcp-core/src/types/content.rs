@@ -367,9 +367,10 @@ impl SamplingMessageContentBlock {
 /// Every field any content variant may have, read in one pass.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawContent {
-    #[serde(rename = "type")]
-    kind: String,
+struct RawContent<'a> {
+    /// Borrowed from the input when it can be: no allocation per block for the tag.
+    #[serde(rename = "type", borrow)]
+    kind: std::borrow::Cow<'a, str>,
     text: Option<String>,
     data: Option<String>,
     mime_type: Option<String>,
@@ -405,7 +406,7 @@ fn spill<T: Serialize>(extra: &mut Map<String, Value>, key: &str, v: Option<T>) 
     }
 }
 
-impl RawContent {
+impl RawContent<'_> {
     fn media(&mut self) -> Result<MediaContent, String> {
         Ok(MediaContent {
             data: need(self.data.take(), &self.kind, "data")?,
@@ -449,7 +450,7 @@ impl RawContent {
 
     fn into_block(mut self) -> Result<ContentBlock, String> {
         let mut extra = std::mem::take(&mut self.extra);
-        let mut block = match self.kind.as_str() {
+        let mut block = match self.kind.as_ref() {
             "text" => ContentBlock::Text(self.text_content()?),
             "image" => ContentBlock::Image(self.media()?),
             "audio" => ContentBlock::Audio(self.media()?),
@@ -480,7 +481,7 @@ impl RawContent {
 
     fn into_sampling(mut self) -> Result<SamplingMessageContentBlock, String> {
         let mut extra = std::mem::take(&mut self.extra);
-        let mut block = match self.kind.as_str() {
+        let mut block = match self.kind.as_ref() {
             "text" => SamplingMessageContentBlock::Text(self.text_content()?),
             "image" => SamplingMessageContentBlock::Image(self.media()?),
             "audio" => SamplingMessageContentBlock::Audio(self.media()?),
@@ -509,9 +510,52 @@ impl RawContent {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        RawContent::deserialize(d)?
-            .into_block()
-            .map_err(de::Error::custom)
+        d.deserialize_map(ContentBlockVisitor)
+    }
+}
+
+/// Reads a content block. When `type` comes first, as every SDK writes it, the rest of the
+/// object is read straight into the variant's struct; otherwise the block is gathered into a
+/// map first and sorted out from there.
+struct ContentBlockVisitor;
+
+impl<'de> de::Visitor<'de> for ContentBlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a content block object")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        use serde::de::value::MapAccessDeserializer;
+        let first: Option<std::borrow::Cow<'de, str>> = map.next_key()?;
+        match first.as_deref() {
+            Some("type") => {
+                let kind: std::borrow::Cow<'de, str> = map.next_value()?;
+                let rest = MapAccessDeserializer::new(map);
+                match kind.as_ref() {
+                    "text" => TextContent::deserialize(rest).map(ContentBlock::Text),
+                    "image" => MediaContent::deserialize(rest).map(ContentBlock::Image),
+                    "audio" => MediaContent::deserialize(rest).map(ContentBlock::Audio),
+                    "resource_link" => Resource::deserialize(rest).map(ContentBlock::ResourceLink),
+                    "resource" => EmbeddedResource::deserialize(rest).map(ContentBlock::Resource),
+                    other => Err(de::Error::custom(format!("unknown content type `{other}`"))),
+                }
+            }
+            None => Err(de::Error::custom("content block without `type`")),
+            Some(key) => {
+                let mut all = Map::new();
+                let key = key.to_owned();
+                all.insert(key, map.next_value::<Value>()?);
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    all.insert(k, v);
+                }
+                RawContent::deserialize(Value::Object(all))
+                    .map_err(de::Error::custom)?
+                    .into_block()
+                    .map_err(de::Error::custom)
+            }
+        }
     }
 }
 
