@@ -231,6 +231,7 @@ impl ClientBuilder {
                 return Err(e);
             }
         };
+        transport.handshake_done(ready.era, ready.version);
         let summary = ServerSummary {
             era: ready.era,
             version: ready.version,

@@ -352,6 +352,8 @@ pub(crate) fn spawn_reader<I: Into<Incoming> + Send + 'static>(
             drop(jobs_tx);
             let reason = match reason {
                 Some(r) => r,
+                // Closed by the client meanwhile: its reason stands.
+                None if shared.is_closed() => String::new(),
                 None => {
                     let told = lock(&shared.control).as_mut().and_then(|c| c.end_reason());
                     told.unwrap_or_else(|| "the server closed the connection".to_owned())

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::{ChildBuilder, ChildHandle, Connection, FrameError};
 
 use crate::error::Error;
@@ -62,6 +63,14 @@ impl From<Result<Message, FrameError>> for Incoming {
 /// Both channels must be bounded. The receiving channel disconnecting (every sender of it
 /// dropped) means the server is gone: the client then fails every pending call with
 /// [`Error::Closed`], using [`Transport::end_reason`] for the text.
+///
+/// What a transport that is not a byte stream (Streamable HTTP) is expected to do with it:
+/// turn each outgoing request into an exchange (a POST whose headers it derives from the
+/// message itself: `Mcp-Method`, `Mcp-Name`, the `_meta` protocol version) and feed the
+/// answer, and any notifications streamed before it, into the receiving channel; report a
+/// failed exchange as an error response for that request id (so the handshake's fallback
+/// rules apply to HTTP 400/404/405 too) or as [`Incoming::Malformed`]; and treat an outgoing
+/// `notifications/cancelled` as "close that request's stream".
 pub trait Transport: Send + 'static {
     /// What the receiving channel carries.
     type Incoming: Into<Incoming> + Send + 'static;
@@ -79,6 +88,13 @@ pub trait Transport: Send + 'static {
     /// # Errors
     /// When the transport could not be closed cleanly.
     fn close(&mut self) -> Result<Option<ExitStatus>, Error>;
+
+    /// The handshake chose this era and revision (an HTTP transport needs it for the
+    /// `MCP-Protocol-Version` header of legacy sessions). Called once, before any other
+    /// request goes out.
+    fn handshake_done(&mut self, era: Era, version: ProtocolVersion) {
+        let _ = (era, version);
+    }
 
     /// Why the server stopped talking, once the receiving channel disconnected: for example
     /// "the server process exited (exit status: 3)". `None` when there is nothing to add.

@@ -411,3 +411,46 @@ fn the_era_gates_requests_before_anything_is_sent() {
         assert!(matches!(e, Error::Refused(_)), "{e}");
     }
 }
+
+#[test]
+fn the_client_and_its_handles_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Client>();
+    shareable::<CancelHandle>();
+    shareable::<CallOptions>();
+    fn sendable<T: Send>() {}
+    sendable::<mcp_client::Subscription>();
+}
+
+#[test]
+fn calls_from_many_threads_each_get_their_own_answer() {
+    let (transport, _seen) = server(
+        true,
+        Box::new(|v| {
+            let echo = v["params"]["arguments"]["n"].clone();
+            vec![result(
+                &v["id"],
+                json!({"content": [{"type": "text", "text": echo.to_string()}]}),
+            )]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    thread::scope(|s| {
+        for t in 0..8 {
+            let client = &client;
+            s.spawn(move || {
+                for i in 0..25 {
+                    let n = t * 100 + i;
+                    let r = client.call_tool("echo", json!({"n": n})).unwrap();
+                    assert_eq!(
+                        serde_json::to_value(&r.content).unwrap()[0]["text"],
+                        n.to_string()
+                    );
+                }
+            });
+        }
+    });
+}
