@@ -348,6 +348,7 @@ pub(crate) fn spawn_reader<I: Into<Incoming> + Send + 'static>(
     let reader = thread::Builder::new()
         .name("mcp-client-reader".into())
         .spawn(move || {
+            let _guard = ShutOnPanic(Arc::clone(&shared));
             let reason = read_loop(&shared, &parts, &jobs_tx);
             drop(jobs_tx);
             let reason = match reason {
@@ -362,6 +363,31 @@ pub(crate) fn spawn_reader<I: Into<Incoming> + Send + 'static>(
             shared.shut(reason);
         })?;
     Ok(reader)
+}
+
+/// Fails every waiting call if the reader thread unwinds, so no caller waits for an answer
+/// that no thread will deliver.
+struct ShutOnPanic(Arc<Shared>);
+
+impl Drop for ShutOnPanic {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            self.0
+                .shut("the client's reader thread panicked".to_owned());
+        }
+    }
+}
+
+/// Runs user code (a callback) so that its panic is logged, not spread to the client's own
+/// threads.
+fn guarded<R>(what: &str, f: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => Some(r),
+        Err(_) => {
+            log::error!(target: "mcp_client", "the {what} panicked");
+            None
+        }
+    }
 }
 
 /// Runs until the transport ends (returns `None`: ask the transport why) or the client stops
@@ -448,7 +474,7 @@ fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> O
                 .get(&p.id)
                 .and_then(|w| w.progress.clone());
             if let Some(cb) = cb {
-                cb(&p);
+                guarded("progress callback", || cb(&p));
             }
         }
         ClientStep::Answer(a) => {
@@ -517,7 +543,7 @@ fn on_notification(shared: &Shared, n: Notification) {
         }
     }
     if let Some(cb) = &shared.notify {
-        cb(&n);
+        guarded("notification callback", || cb(&n));
     }
 }
 
@@ -543,9 +569,12 @@ fn run_handlers(shared: &Weak<Shared>, jobs: &Receiver<PeerRequest>) {
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        let outcome = shared
-            .handlers
-            .answer_request(&req.method, req.params.as_deref());
+        let outcome = guarded("handler", || {
+            shared
+                .handlers
+                .answer_request(&req.method, req.params.as_deref())
+        })
+        .unwrap_or_else(|| Err(ErrorObject::internal("the client's handler panicked")));
         let msg = shared.state().engine.respond(&req.id, outcome);
         if let Some(m) = msg {
             shared.send_best_effort(m);

@@ -454,3 +454,82 @@ fn calls_from_many_threads_each_get_their_own_answer() {
         }
     });
 }
+
+#[test]
+fn roots_are_declared_listed_and_announced_and_a_panicking_handler_is_an_error() {
+    let (transport, seen) = server(
+        false,
+        Box::new(
+            |v| match (v["method"].as_str(), v["params"]["name"].as_str()) {
+                (Some("tools/call"), Some("roots")) => {
+                    vec![json!({"jsonrpc": "2.0", "id": "r-1", "method": "roots/list"})]
+                }
+                (Some("tools/call"), Some("sample")) => vec![
+                    json!({"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5}}),
+                ],
+                // The client's answers end the calls (ids: discover 1, initialize 2, calls 3, 4).
+                (None, _) if v["id"] == "r-1" => vec![result(
+                    &json!(3),
+                    json!({"content": [
+                {"type": "text", "text": v["result"]["roots"].to_string()}]}),
+                )],
+                (None, _) if v["id"] == "s-1" => vec![result(
+                    &json!(4),
+                    json!({"content": [
+                {"type": "text", "text": v["error"]["message"].clone()}]}),
+                )],
+                _ => vec![],
+            },
+        ),
+    );
+    let client = Client::builder()
+        .roots(|| vec![mcp_core::types::Root::new("file:///work")])
+        .sampling(|_| panic!("a handler bug"))
+        .connect(transport)
+        .unwrap();
+    let init = next_with(&seen, "initialize");
+    assert_eq!(
+        init["params"]["capabilities"],
+        json!({"roots": {"listChanged": true}, "sampling": {}})
+    );
+    let r = client.call_tool("roots", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.content).unwrap()[0]["text"],
+        r#"[{"uri":"file:///work"}]"#
+    );
+    let r = client.call_tool("sample", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.content).unwrap()[0]["text"],
+        "Internal error: the client's handler panicked"
+    );
+    client.roots_list_changed().unwrap();
+    next_with(&seen, "notifications/roots/list_changed");
+}
+
+#[test]
+fn a_panicking_callback_does_not_take_the_client_down() {
+    let (transport, _seen) = server(
+        true,
+        Box::new(|v| {
+            let token = v["params"]["_meta"]["progressToken"].clone();
+            vec![
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": "x"}}),
+                result(&v["id"], json!({"content": []})),
+            ]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .on_notification(|_| panic!("notification callback bug"))
+        .connect(transport)
+        .unwrap();
+    let options = CallOptions::new().on_progress(|_| panic!("progress callback bug"));
+    for _ in 0..2 {
+        let r = client.call_tool_with("t", Value::Null, &options).unwrap();
+        assert!(r.content.is_empty());
+    }
+}
