@@ -2,7 +2,8 @@
 //! conformance suite (`@modelcontextprotocol/conformance`, server mode): the tools, resources,
 //! prompts, completions and logging its scenarios call, with the contents they expect.
 //!
-//! `everything` serves stdio (the default).
+//! `everything` serves stdio (the default); `everything --http 127.0.0.1:PORT` serves Streamable
+//! HTTP on `/mcp`.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{RecvTimeoutError, sync_channel};
@@ -363,12 +364,14 @@ fn build() -> Result<Server, Error> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
-        .target(env_logger::Target::Stderr)
-        .init();
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,tiny_http=off"),
+    )
+    .target(env_logger::Target::Stderr)
+    .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: everything [--stdio]");
+        println!("usage: everything {}", mcp_examples::USAGE);
         return Ok(());
     }
     let server = build()?;
