@@ -92,6 +92,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     s
 }
 
+#[cfg_attr(not(feature = "request-state"), allow(dead_code))]
 pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 {
         return None;
