@@ -75,8 +75,13 @@ pub fn has_method(m: &Value, method: &str) -> bool {
 impl Client {
     /// Starts the server.
     pub fn spawn() -> Client {
+        Client::spawn_program(EVERYTHING)
+    }
+
+    /// Starts another example server.
+    pub fn spawn_program(program: &str) -> Client {
         let started = Instant::now();
-        let (conn, child) = ChildBuilder::new(EVERYTHING)
+        let (conn, child) = ChildBuilder::new(program)
             .env("RUST_LOG", "error")
             .spawn()
             .expect("the everything binary starts");
