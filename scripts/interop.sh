@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Interop tours: drive a stdio MCP server with the official Python and TypeScript SDK clients.
+# Interop tours: drive an MCP server with the official Python and TypeScript SDK clients, over
+# stdio and over HTTP.
 #
 #   scripts/interop.sh                       our everything server (target/release/everything)
 #   scripts/interop.sh --reference           the official TS reference server (proves the drivers)
 #   scripts/interop.sh [--fixtures F] CMD..  any stdio server command, checked against fixtures F
 #
 # Tours (INTEROP_TOURS overrides the list): py-legacy (Python SDK, initialize handshake),
-# py-2026 (Python SDK pinned to 2026-07-28), ts-legacy (TypeScript SDK, 2025-11-25). Each tour
+# py-2026 (Python SDK pinned to 2026-07-28), ts-legacy (TypeScript SDK, 2025-11-25) over stdio;
+# and, for our own server only, the same over HTTP against `everything --http 127.0.0.1:0` (a
+# fresh server per tour, on loopback, always stopped): py-http-legacy and py-http-2026 (Python
+# SDK, Streamable HTTP on /mcp), ts-http (TypeScript SDK, Streamable HTTP), ts-sse and py-sse
+# (the deprecated 2024-11-05 HTTP+SSE transport on /sse + /messages). Each tour
 # lists and calls every tool, reads every resource, gets every prompt, asks for completions and
 # checks the answers against scripts/interop/fixtures/*.json (see scripts/interop/FIXTURES.md).
 # The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
@@ -23,13 +28,15 @@ log() { echo "== $*"; }
 
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
-tours="${INTEROP_TOURS:-py-legacy py-2026 ts-legacy}"
+HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse"
+SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
+tours="${INTEROP_TOURS:-}"
 reference=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=1; shift ;;
     --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) break ;;
@@ -77,22 +84,18 @@ install_node() {
   echo "$want" > "$dir/.stamp"
 }
 
-mkdir -p "$CACHE"
-case " $tours " in *" py-"*) install_python ;; esac
-install_node
-# Node resolves the SDK from the script's own folder: run the drivers from the install folder.
-cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
-
 # ---- the server under test
 if [ "$reference" = 1 ]; then
   [ $# -eq 0 ] || die "--reference takes no server command"
   server=(node "$CACHE/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio)
   [ "$fixtures" = "$HERE/fixtures/conformance.json" ] && fixtures="$HERE/fixtures/reference.json"
   # The reference server speaks only the handshake era.
-  tours="${INTEROP_TOURS:-py-legacy ts-legacy}"
+  tours="${tours:-py-legacy ts-legacy}"
 elif [ $# -gt 0 ]; then
   server=("$@")
+  tours="${tours:-py-legacy py-2026 ts-legacy}"
 else
+  tours="${tours:-py-legacy py-2026 ts-legacy $HTTP_TOURS}"
   bin="$ROOT/target/release/everything"
   if [ ! -x "$bin" ]; then
     log "target/release/everything missing: cargo build --release -p mcp-examples"
@@ -101,6 +104,63 @@ else
   [ -x "$bin" ] || die "$bin was not built (does mcp-examples have an everything binary yet?)"
   server=("$bin")
 fi
+
+mkdir -p "$CACHE"
+case " $tours " in *" py-"*) install_python ;; esac
+install_node
+# Node resolves the SDK from the script's own folder: run the drivers from the install folder.
+cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
+
+# ---- an HTTP server for one tour: `everything --http 127.0.0.1:0` (the kernel picks a free
+# port), read "listening on http://ADDR/mcp" from its stderr within a deadline, stop it after.
+http_pid=""
+http_drain=""
+http_addr=""
+stop_http() {
+  if [ -n "$http_pid" ]; then
+    kill "$http_pid" 2>/dev/null || true
+    wait "$http_pid" 2>/dev/null || true
+    http_pid=""
+  fi
+  if [ -n "$http_drain" ]; then
+    wait "$http_drain" 2>/dev/null || true
+    http_drain=""
+  fi
+}
+trap stop_http EXIT
+start_http() {
+  local name="$1" fifo line deadline left
+  local log="$CACHE/server-$name.log"
+  fifo="$(mktemp -u "$CACHE/stderr.XXXXXX")"
+  mkfifo "$fifo"
+  # Loopback only; HTTP clients must not be sent through a proxy.
+  "${server[@]}" --http 127.0.0.1:0 </dev/null >/dev/null 2>"$fifo" &
+  http_pid=$!
+  exec {http_fd}<"$fifo"
+  rm -f "$fifo"
+  : >"$log"
+  http_addr=""
+  deadline=$(($(date +%s) + SERVER_START_TIMEOUT))
+  while left=$((deadline - $(date +%s))) && [ "$left" -gt 0 ] && IFS= read -r -t "$left" -u "$http_fd" line; do
+    echo "$line" >>"$log"
+    case "$line" in
+      *"listening on http://"*)
+        http_addr="${line##*listening on http://}"
+        http_addr="${http_addr%%/*}"
+        break ;;
+    esac
+  done
+  # Keep draining the server's stderr (into the log) so it never blocks on a full pipe.
+  cat <&"$http_fd" >>"$log" &
+  http_drain=$!
+  exec {http_fd}<&-
+  if [ -z "$http_addr" ]; then
+    stop_http
+    echo "  FAIL server: no 'listening on http://' line within ${SERVER_START_TIMEOUT} s (see $log)"
+    return 1
+  fi
+  log "server ${server[*]} --http on $http_addr (pid $http_pid, log $log)"
+}
 
 # ---- the tours
 passed=0
@@ -129,12 +189,30 @@ run_tour() {
   fi
 }
 
+export NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}"
+py=("$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures")
+ts=(node "$CACHE/node/tour.mjs" "$fixtures")
 for tour in $tours; do
   case "$tour" in
-    py-legacy) run_tour "$tour" "$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures" "$tour" legacy -- "${server[@]}" ;;
-    py-2026) run_tour "$tour" "$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures" "$tour" 2026-07-28 -- "${server[@]}" ;;
-    ts-legacy) run_tour "$tour" node "$CACHE/node/tour.mjs" "$fixtures" "$tour" -- "${server[@]}" ;;
-    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy)" ;;
+    py-legacy) run_tour "$tour" "${py[@]}" "$tour" legacy -- "${server[@]}" ;;
+    py-2026) run_tour "$tour" "${py[@]}" "$tour" 2026-07-28 -- "${server[@]}" ;;
+    ts-legacy) run_tour "$tour" "${ts[@]}" "$tour" -- "${server[@]}" ;;
+    py-http-legacy|py-http-2026|ts-http|ts-sse|py-sse)
+      [ "$reference" = 0 ] || die "HTTP tours run against our server only"
+      if ! start_http "$tour"; then
+        failed=$((failed + 1))
+        summary+=("FAIL $tour: the HTTP server did not start (see $CACHE/server-$tour.log)")
+        continue
+      fi
+      case "$tour" in
+        py-http-legacy) run_tour "$tour" "${py[@]}" "$tour" legacy --http "http://$http_addr/mcp" ;;
+        py-http-2026) run_tour "$tour" "${py[@]}" "$tour" 2026-07-28 --http "http://$http_addr/mcp" ;;
+        ts-http) run_tour "$tour" "${ts[@]}" "$tour" --http "http://$http_addr/mcp" ;;
+        ts-sse) run_tour "$tour" "${ts[@]}" "$tour" --sse "http://$http_addr/sse" ;;
+        py-sse) run_tour "$tour" "${py[@]}" "$tour" legacy --sse "http://$http_addr/sse" ;;
+      esac
+      stop_http ;;
+    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, $HTTP_TOURS)" ;;
   esac
 done
 

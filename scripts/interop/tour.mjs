@@ -1,8 +1,10 @@
 // Interop tour with the official TypeScript SDK client (legacy era, 2025-11-25).
 //
-// Usage: node tour.mjs FIXTURES.json LABEL -- SERVER_COMMAND [ARGS...]
+// Usage: node tour.mjs FIXTURES.json LABEL -- SERVER_COMMAND [ARGS...]   (stdio)
+//        node tour.mjs FIXTURES.json LABEL --http URL   (Streamable HTTP, e.g. http://127.0.0.1:PORT/mcp)
+//        node tour.mjs FIXTURES.json LABEL --sse URL    (2024-11-05 HTTP+SSE, e.g. http://127.0.0.1:PORT/sse)
 //
-// Connects to a stdio server, then lists and calls every tool, reads every resource (and the
+// Connects to the server, then lists and calls every tool, reads every resource (and the
 // template instances the fixtures name), gets every prompt, asks for completions, sets the log
 // level and pings. Where the fixture file describes a tool, resource or prompt, the answer must
 // match it (see match.mjs). Registers sampling, elicitation and roots handlers, because fixture
@@ -11,6 +13,8 @@
 import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -22,14 +26,15 @@ import {
 import { match, synthesizeArgs, elicitAnswer, SAMPLING_ANSWER, ROOTS } from "./match.mjs";
 
 const argv = process.argv.slice(2);
-const sep = argv.indexOf("--");
-if (sep < 2 || sep === argv.length - 1) {
-  console.error("usage: node tour.mjs FIXTURES.json LABEL -- SERVER_COMMAND [ARGS...]");
+const how = argv[2];
+const okArgs = (how === "--" && argv.length >= 4) || ((how === "--http" || how === "--sse") && argv.length === 4);
+if (!okArgs) {
+  console.error("usage: node tour.mjs FIXTURES.json LABEL (-- SERVER_COMMAND [ARGS...] | --http URL | --sse URL)");
   process.exit(2);
 }
 const fx = JSON.parse(readFileSync(argv[0], "utf8"));
 const label = argv[1];
-const [command, ...serverArgs] = argv.slice(sep + 1);
+const target = argv.slice(3);
 const TIMEOUT = { timeout: 30000 };
 
 let steps = 0;
@@ -89,8 +94,12 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   if (toolsChangedWaiter) toolsChangedWaiter();
 });
 
-const transport = new StdioClientTransport({ command, args: serverArgs, stderr: "inherit" });
-console.log(`tour ${label}: ${[command, ...serverArgs].join(" ")}`);
+let transport;
+if (how === "--http") transport = new StreamableHTTPClientTransport(new URL(target[0]));
+else if (how === "--sse") transport = new SSEClientTransport(new URL(target[0]));
+else transport = new StdioClientTransport({ command: target[0], args: target.slice(1), stderr: "inherit" });
+const kind = { "--": "stdio", "--http": "http", "--sse": "sse" }[how];
+console.log(`tour ${label} (${kind}): ${target.join(" ")}`);
 const started = Date.now();
 const connected = await step("initialize", async () => {
   await client.connect(transport, TIMEOUT);

@@ -1,6 +1,8 @@
 """Interop tour with the official Python SDK client (PyPI `mcp`).
 
-Usage: python tour.py FIXTURES.json LABEL MODE -- SERVER_COMMAND [ARGS...]
+Usage: python tour.py FIXTURES.json LABEL MODE -- SERVER_COMMAND [ARGS...]   (stdio)
+       python tour.py FIXTURES.json LABEL MODE --http URL    (Streamable HTTP, e.g. http://127.0.0.1:PORT/mcp)
+       python tour.py FIXTURES.json LABEL MODE --sse URL     (2024-11-05 HTTP+SSE, e.g. http://127.0.0.1:PORT/sse)
 
 MODE is `legacy` (initialize handshake; also ping, logging/setLevel, resources/subscribe) or a
 modern revision such as `2026-07-28` (server/discover, subscriptions/listen, sampling and
@@ -24,6 +26,7 @@ from match import ROOTS, SAMPLING_ANSWER, elicit_answer, match, synthesize_args
 import mcp
 from mcp import types
 from mcp.client.client import Client
+from mcp.client.sse import sse_client
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -101,13 +104,19 @@ class Tour:
             self.tools_changed.set()
 
     # ---- the tour
-    async def run(self, command: str, args: list[str]) -> int:
-        print(f"tour {self.label}: {' '.join([command, *args])}", flush=True)
+    async def run(self, transport: str, target: list[str]) -> int:
+        print(f"tour {self.label} ({transport}): {' '.join(target)}", flush=True)
         started = time.monotonic()
-        params = mcp.StdioServerParameters(command=command, args=args)
+        server: Any
+        if transport == "http":
+            server = target[0]  # a URL string: the SDK's streamable_http_client
+        elif transport == "sse":
+            server = sse_client(target[0])
+        else:
+            server = mcp.StdioServerParameters(command=target[0], args=target[1:])
         legacy = self.mode == "legacy"
         client = Client(
-            params,
+            server,
             mode=self.mode,
             read_timeout_seconds=TIMEOUT,
             sampling_callback=self.on_sampling,
@@ -383,13 +392,18 @@ class Tour:
 
 def main() -> int:
     argv = sys.argv[1:]
-    if "--" not in argv or argv.index("--") != 3 or len(argv) < 5:
-        print("usage: python tour.py FIXTURES.json LABEL MODE -- SERVER_COMMAND [ARGS...]", file=sys.stderr)
+    how = argv[3] if len(argv) > 3 else None
+    if not ((how == "--" and len(argv) >= 5) or (how in ("--http", "--sse") and len(argv) == 5)):
+        print(
+            "usage: python tour.py FIXTURES.json LABEL MODE (-- SERVER_COMMAND [ARGS...] | --http URL | --sse URL)",
+            file=sys.stderr,
+        )
         return 2
     with open(argv[0], encoding="utf-8") as fh:
         fx = json.load(fh)
     tour = Tour(fx, argv[1], argv[2])
-    return anyio.run(tour.run, argv[4], argv[5:])
+    transport = {"--": "stdio", "--http": "http", "--sse": "sse"}[how]
+    return anyio.run(tour.run, transport, argv[4:])
 
 
 if __name__ == "__main__":
