@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use mcp_core::jsonrpc::RequestId;
@@ -59,8 +59,10 @@ pub(crate) struct Inputs {
 pub(crate) struct Call {
     pub(crate) id: RequestId,
     pub(crate) version: ProtocolVersion,
-    pub(crate) client_info: Option<Implementation>,
-    pub(crate) client_capabilities: Value,
+    /// The client's `Implementation` as sent; parsed only if a handler asks.
+    pub(crate) client_info_raw: Option<Arc<Value>>,
+    pub(crate) client_info: OnceLock<Option<Implementation>>,
+    pub(crate) client_capabilities: Arc<Value>,
     pub(crate) auth: Option<Value>,
     pub(crate) cancelled: AtomicBool,
     pub(crate) timeout: Duration,
@@ -96,7 +98,13 @@ impl Context {
 
     /// The client's name and version, when it said.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.call.client_info.as_ref()
+        self.call
+            .client_info
+            .get_or_init(|| {
+                let raw = self.call.client_info_raw.as_deref()?;
+                serde_json::from_value(raw.clone()).ok()
+            })
+            .as_ref()
     }
 
     /// The client's declared capabilities (for this request in the 2026-07-28 era, for the

@@ -51,10 +51,11 @@ impl Default for Config {
 /// What is registered, in registration order (lists are returned in that fixed order).
 #[derive(Default)]
 pub(crate) struct Registry {
-    pub(crate) tools: Vec<Tool>,
-    pub(crate) resources: Vec<Resource>,
-    pub(crate) templates: Vec<ResourceTemplate>,
-    pub(crate) prompts: Vec<Prompt>,
+    // Entries are shared, so a call clones a pointer, not a definition.
+    pub(crate) tools: Vec<Arc<Tool>>,
+    pub(crate) resources: Vec<Arc<Resource>>,
+    pub(crate) templates: Vec<Arc<ResourceTemplate>>,
+    pub(crate) prompts: Vec<Arc<Prompt>>,
 }
 
 /// State shared by every session of one server.
@@ -141,25 +142,25 @@ impl ServerBuilder {
 
     /// Registers a tool.
     pub fn tool(mut self, tool: Tool) -> Self {
-        self.registry.tools.push(tool);
+        self.registry.tools.push(Arc::new(tool));
         self
     }
 
     /// Registers a resource.
     pub fn resource(mut self, resource: Resource) -> Self {
-        self.registry.resources.push(resource);
+        self.registry.resources.push(Arc::new(resource));
         self
     }
 
     /// Registers a resource template.
     pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
-        self.registry.templates.push(template);
+        self.registry.templates.push(Arc::new(template));
         self
     }
 
     /// Registers a prompt.
     pub fn prompt(mut self, prompt: Prompt) -> Self {
-        self.registry.prompts.push(prompt);
+        self.registry.prompts.push(Arc::new(prompt));
         self
     }
 
@@ -368,7 +369,7 @@ impl Server {
     pub fn add_tool(&self, tool: Tool) {
         self.change(ChangedList::Tools, |r| {
             r.tools.retain(|t| t.def.name != tool.def.name);
-            r.tools.push(tool);
+            r.tools.push(Arc::new(tool));
             true
         });
     }
@@ -386,7 +387,7 @@ impl Server {
     pub fn add_prompt(&self, prompt: Prompt) {
         self.change(ChangedList::Prompts, |r| {
             r.prompts.retain(|p| p.def.name != prompt.def.name);
-            r.prompts.push(prompt);
+            r.prompts.push(Arc::new(prompt));
             true
         });
     }
@@ -404,7 +405,7 @@ impl Server {
     pub fn add_resource(&self, resource: Resource) {
         self.change(ChangedList::Resources, |r| {
             r.resources.retain(|x| x.def.uri != resource.def.uri);
-            r.resources.push(resource);
+            r.resources.push(Arc::new(resource));
             true
         });
     }

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
@@ -142,11 +142,9 @@ impl KitSession {
         let call = Arc::new(Call {
             id: rc.id.clone(),
             version: rc.protocol_version,
-            client_info: rc
-                .client_info
-                .as_deref()
-                .and_then(|v| serde_json::from_value(v.clone()).ok()),
-            client_capabilities: (*rc.client_capabilities).clone(),
+            client_info_raw: rc.client_info.clone(),
+            client_info: OnceLock::new(),
+            client_capabilities: Arc::clone(&rc.client_capabilities),
             auth: self.info.auth.clone(),
             cancelled: AtomicBool::new(false),
             timeout: self.shared.config.client_request_timeout,

@@ -16,8 +16,8 @@
 //! period, joins both threads and returns `Ok(())`.
 
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -165,11 +165,22 @@ where
     S: Service,
 {
     let (queue_tx, queue_rx) = bounded::<Message>(config.outbound_capacity);
+    let shared_out = Arc::new(SharedOutput {
+        writer: Mutex::new(MessageWriter::new(BufWriter::with_capacity(
+            64 * 1024,
+            Box::new(output) as Box<dyn Write + Send>,
+        ))),
+        queued: AtomicUsize::new(0),
+        stopped: AtomicBool::new(false),
+    });
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
     let (done_tx, done_rx) = bounded::<Side>(2);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    let outbound = Arc::new(StdioOutbound { queue: queue_tx });
+    let outbound = Arc::new(StdioOutbound {
+        queue: queue_tx,
+        output: Arc::clone(&shared_out),
+    });
     let session = service.open(SessionInfo::new(TransportKind::Stdio), outbound.clone());
 
     let writer = {
@@ -177,7 +188,7 @@ where
         let grace = config.shutdown_grace;
         spawn("mcp-stdio-writer", move || {
             let _done = done;
-            write_loop(output, &queue_rx, &shutdown_rx, grace)
+            write_loop(&shared_out, &queue_rx, &shutdown_rx, grace)
         })?
     };
     let reader = {
@@ -228,15 +239,58 @@ where
     }
 }
 
-/// The session's way out: a bounded queue to the writer thread. When the writer ends its
-/// receiver is dropped, which wakes any blocked sender with [`Closed`].
+/// The output stream, shared by the writer thread and the senders' fast path.
+struct SharedOutput {
+    writer: Mutex<MessageWriter<BufWriter<Box<dyn Write + Send>>>>,
+    /// Messages handed to the writer thread and not yet written.
+    queued: AtomicUsize,
+    /// Set when the writer thread has ended: no more direct writes.
+    stopped: AtomicBool,
+}
+
+/// The session's way out.
+///
+/// The common path is the bounded queue to the writer thread. When nothing is queued and no
+/// one is writing, a sender writes its message itself instead: one answer, one request at a
+/// time, then costs no thread hand-off (the writer thread would need a wake-up), while under
+/// load messages still queue and the writer batches them into few syscalls. A message is only
+/// written directly when the queue holds nothing, so one thread's messages keep their order.
+/// When the writer thread ends its receiver is dropped, which wakes any blocked sender with
+/// [`Closed`].
 struct StdioOutbound {
     queue: Sender<Message>,
+    output: Arc<SharedOutput>,
+}
+
+impl StdioOutbound {
+    fn try_direct(&self, msg: &Message) -> bool {
+        let out = &self.output;
+        if out.stopped.load(Ordering::Acquire) || out.queued.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        let Ok(mut w) = out.writer.try_lock() else {
+            return false;
+        };
+        // Checked again under the lock: the writer thread writes only while holding it.
+        if out.queued.load(Ordering::Acquire) != 0 || out.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        // On failure the message goes to the queue, so the writer thread meets the error
+        // itself and shutdown runs as for any output failure.
+        w.write_message(msg).and_then(|()| w.flush()).is_ok()
+    }
 }
 
 impl Outbound for StdioOutbound {
     fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
-        self.queue.send(msg).map_err(|_| Closed)
+        if self.try_direct(&msg) {
+            return Ok(());
+        }
+        self.output.queued.fetch_add(1, Ordering::AcqRel);
+        self.queue.send(msg).map_err(|_| {
+            self.output.queued.fetch_sub(1, Ordering::AcqRel);
+            Closed
+        })
     }
 }
 
@@ -300,13 +354,24 @@ fn read_loop<R: Read>(
 
 /// Writes queued messages, flushing only when the queue is empty. After the shutdown signal it
 /// keeps going until the deadline or until every sender is gone.
-fn write_loop<W: Write>(
-    output: W,
+fn write_loop(
+    output: &SharedOutput,
     queue: &Receiver<Message>,
     shutdown: &Receiver<()>,
     grace: Duration,
 ) -> io::Result<()> {
-    let mut out = MessageWriter::new(BufWriter::with_capacity(64 * 1024, output));
+    let result = write_queued(output, queue, shutdown, grace);
+    output.stopped.store(true, Ordering::Release);
+    result
+}
+
+fn write_queued(
+    output: &SharedOutput,
+    queue: &Receiver<Message>,
+    shutdown: &Receiver<()>,
+    grace: Duration,
+) -> io::Result<()> {
+    let lock = || output.writer.lock().unwrap_or_else(|p| p.into_inner());
     let mut deadline: Option<Instant> = None;
     loop {
         let first = match deadline {
@@ -325,9 +390,12 @@ fn write_loop<W: Write>(
                 Err(_) => break,
             },
         };
+        let mut out = lock();
         out.write_message(&first)?;
+        output.queued.fetch_sub(1, Ordering::AcqRel);
         while let Ok(m) = queue.try_recv() {
             out.write_message(&m)?;
+            output.queued.fetch_sub(1, Ordering::AcqRel);
         }
         out.flush()?;
     }
@@ -335,5 +403,5 @@ fn write_loop<W: Write>(
     if dropped > 0 {
         log::warn!("stdio shutdown grace over; {dropped} queued message(s) not sent");
     }
-    out.flush()
+    lock().flush()
 }
