@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{
-    CallOptions, CancelHandle, Client, ClientBuilder, Error, LogLevel, Revision, StdioTransport,
+    CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision, StdioTransport,
 };
 use mcp_core::jsonrpc::Notification;
 use mcp_core::types::{
@@ -425,7 +425,7 @@ fn logging_level_in_both_eras() {
             .on_notification(sink)
             .spawn(server())
             .unwrap();
-        client.set_logging_level(LogLevel::Info).unwrap();
+        client.set_logging_level(LoggingLevel::Info).unwrap();
         client
             .call_tool("test_tool_with_logging", json!({}))
             .unwrap();

@@ -5,7 +5,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use mcp_core::engine::{LogLevel, Outcome, Refused, Timeout};
+use mcp_core::engine::{LoggingLevel, Outcome, Refused, Timeout};
 use mcp_core::types::{
     CallToolResult, CompleteArgument, CompleteRequestParams, CompleteResult, EmptyResult,
     GetPromptResult, InputRequiredResult, PromptReference, ReadResourceResult, Reference,
@@ -468,7 +468,7 @@ impl Client {
     ///
     /// # Errors
     /// See [`Error`].
-    pub fn set_logging_level(&self, level: LogLevel) -> Result<(), Error> {
+    pub fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
         if self.summary.era == Era::Modern {
             self.shared.state().engine.set_log_level(Some(level));
             return Ok(());

@@ -62,4 +62,4 @@ pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 pub use shared::{NotificationCallback, ProgressCallback};
 pub use transport::{ChannelTransport, Incoming, StdioTransport, Transport};
 
-pub use mcp_core::engine::{LogLevel, ProgressUpdate, Timeout};
+pub use mcp_core::engine::{LoggingLevel, ProgressUpdate, Timeout};

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientConfig, ClientEngine, ClientStep, HandshakeError, LogLevel, Outcome, Refused, Timeout,
+    ClientConfig, ClientEngine, ClientStep, HandshakeError, LoggingLevel, Outcome, Refused, Timeout,
 };
 use mcp_core::jsonrpc::{Message, RequestId, codes, decode};
 use mcp_core::version::{Era, ProtocolVersion, VersionSet};
@@ -187,7 +187,7 @@ fn modern_requests_carry_the_envelope() {
     assert!(ready.send.is_none());
     assert_eq!(c.server_info().unwrap()["version"], "2");
 
-    c.set_log_level(Some(LogLevel::Warning));
+    c.set_log_level(Some(LoggingLevel::Warning));
     let (id, m) = c
         .request("tools/call", &json!({"name": "t"}), now, T, true)
         .unwrap();

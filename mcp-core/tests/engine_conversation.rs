@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientConfig, ClientEngine, ClientNotice, ClientStep, LogLevel, Outcome, ServerConfig,
+    ClientConfig, ClientEngine, ClientNotice, ClientStep, LoggingLevel, Outcome, ServerConfig,
     ServerEngine, ServerStep, Timeout,
 };
 use mcp_core::jsonrpc::{Message, decode};
@@ -103,7 +103,7 @@ fn full_legacy_conversation() {
     );
     let log = s
         .log(
-            LogLevel::Info,
+            LoggingLevel::Info,
             Some("tool"),
             json!("thinking"),
             Some(&ctx.id),
@@ -206,7 +206,7 @@ fn full_modern_conversation() {
     assert_eq!(ready.instructions.as_deref(), Some("use the tools"));
     assert_eq!(ready.server_info.as_ref().unwrap()["name"], "srv");
 
-    c.set_log_level(Some(LogLevel::Notice));
+    c.set_log_level(Some(LoggingLevel::Notice));
     let (call_id, call) = c
         .request("tools/call", &json!({"name": "t"}), now, T, true)
         .unwrap();
@@ -220,13 +220,13 @@ fn full_modern_conversation() {
         json!({"sampling": {}, "roots": {}})
     );
     assert_eq!(ctx.client_info.as_ref().unwrap()["name"], "cli");
-    assert_eq!(ctx.log_level, Some(LogLevel::Notice));
+    assert_eq!(ctx.log_level, Some(LoggingLevel::Notice));
     assert!(
-        s.log(LogLevel::Info, None, json!("quiet"), Some(&ctx.id))
+        s.log(LoggingLevel::Info, None, json!("quiet"), Some(&ctx.id))
             .is_none()
     );
     let log = s
-        .log(LogLevel::Error, None, json!("loud"), Some(&ctx.id))
+        .log(LoggingLevel::Error, None, json!("loud"), Some(&ctx.id))
         .unwrap();
     assert!(matches!(
         to_client(&mut c, &log, now),

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientNotice, ListKind, LogLevel, Outcome, Refused, ServerConfig, ServerEngine, ServerStep,
+    ClientNotice, ListKind, LoggingLevel, Outcome, Refused, ServerConfig, ServerEngine, ServerStep,
     Timeout,
 };
 use mcp_core::jsonrpc::{Message, RequestId, codes, decode};
@@ -185,7 +185,7 @@ fn modern_request_is_dispatched_with_its_own_context() {
     assert_eq!(ctx.client_capabilities["elicitation"], json!({}));
     assert_eq!(ctx.client_info.as_ref().unwrap()["name"], "c");
     assert_eq!(ctx.progress_token, Some(RequestId::from("tok")));
-    assert_eq!(ctx.log_level, Some(LogLevel::Warning));
+    assert_eq!(ctx.log_level, Some(LoggingLevel::Warning));
     // The next request declares nothing: capabilities are per request, never remembered.
     let ServerStep::Dispatch(ctx2) = s.handle(modern(6, "tools/list", json!({}), json!({})), now)
     else {
@@ -194,18 +194,21 @@ fn modern_request_is_dispatched_with_its_own_context() {
     assert_eq!(*ctx2.client_capabilities, json!({}));
     // Log gating follows each request's own level.
     assert!(
-        s.log(LogLevel::Info, None, json!("x"), Some(&ctx.id))
+        s.log(LoggingLevel::Info, None, json!("x"), Some(&ctx.id))
             .is_none()
     );
     assert!(
-        s.log(LogLevel::Error, None, json!("x"), Some(&ctx.id))
+        s.log(LoggingLevel::Error, None, json!("x"), Some(&ctx.id))
             .is_some()
     );
     assert!(
-        s.log(LogLevel::Emergency, None, json!("x"), Some(&ctx2.id))
+        s.log(LoggingLevel::Emergency, None, json!("x"), Some(&ctx2.id))
             .is_none()
     );
-    assert!(s.log(LogLevel::Emergency, None, json!("x"), None).is_none());
+    assert!(
+        s.log(LoggingLevel::Emergency, None, json!("x"), None)
+            .is_none()
+    );
     // resultType is added to modern results.
     let out = json_of(
         &s.respond_value(&ctx.id, Ok(json!({"content": []})))
@@ -457,7 +460,7 @@ fn legacy_log_level_gating() {
     initialize(&mut s, "2025-11-25", json!({}), now);
     // Until setLevel, every level goes out.
     assert!(
-        s.log(LogLevel::Debug, Some("db"), json!({"a": 1}), None)
+        s.log(LoggingLevel::Debug, Some("db"), json!({"a": 1}), None)
             .is_some()
     );
     let r = reply(s.handle(
@@ -465,9 +468,12 @@ fn legacy_log_level_gating() {
         now,
     ));
     assert_eq!(r["result"], json!({}));
-    assert!(s.log(LogLevel::Warning, None, json!("w"), None).is_none());
+    assert!(
+        s.log(LoggingLevel::Warning, None, json!("w"), None)
+            .is_none()
+    );
     let m = json_of(
-        &s.log(LogLevel::Critical, Some("db"), json!("c"), None)
+        &s.log(LoggingLevel::Critical, Some("db"), json!("c"), None)
             .unwrap(),
     );
     assert_eq!(m["method"], "notifications/message");
@@ -487,7 +493,7 @@ fn legacy_log_level_gating() {
     initialize(&mut quiet, "2025-11-25", json!({}), now);
     assert!(
         quiet
-            .log(LogLevel::Emergency, None, json!("x"), None)
+            .log(LoggingLevel::Emergency, None, json!("x"), None)
             .is_none()
     );
 }

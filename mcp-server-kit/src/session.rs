@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientNotice, ListKind, LogLevel, Outcome as EngineOutcome, RequestContext, ServerEngine,
-    ServerStep, Timeout,
+    ClientNotice, ListKind, Outcome as EngineOutcome, RequestContext, ServerEngine, ServerStep,
+    Timeout,
 };
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
@@ -311,14 +311,6 @@ impl KitSession {
     }
 }
 
-fn to_log_level(level: LoggingLevel) -> LogLevel {
-    let name = serde_json::to_value(level)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    LogLevel::parse(&name).unwrap_or(LogLevel::Info)
-}
-
 impl Session for KitSession {
     fn handle(&self, msg: Message) {
         let step = self.state().engine.handle(msg, Instant::now());
@@ -412,10 +404,7 @@ impl Link for KitSession {
     }
 
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value) {
-        let m = self
-            .state()
-            .engine
-            .log(to_log_level(level), logger, data, Some(&call.id));
+        let m = self.state().engine.log(level, logger, data, Some(&call.id));
         self.send(m, Some(&call.id));
     }
 

@@ -18,8 +18,8 @@ use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 use super::meta::{
-    self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
-    SERVER_INFO_KEY, has_capability,
+    self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LoggingLevel,
+    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, has_capability,
 };
 use super::methods::{self, RequestShape};
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
@@ -63,7 +63,7 @@ pub struct ClientEngine {
     incoming: IncomingTable,
     outgoing: OutgoingTable,
     handshake_timeout: Timeout,
-    log_level: Option<LogLevel>,
+    log_level: Option<LoggingLevel>,
 }
 
 #[derive(Deserialize)]
@@ -110,7 +110,7 @@ impl ClientEngine {
 
     /// 2026-07-28: the log level every later request asks for in its `_meta` (`None`, the
     /// default, asks the server for no log messages at all).
-    pub fn set_log_level(&mut self, level: Option<LogLevel>) {
+    pub fn set_log_level(&mut self, level: Option<LoggingLevel>) {
         self.log_level = level;
     }
 

@@ -4,8 +4,6 @@
 //! The engine reads only the few `_meta` keys it needs, through private serde structs, so a
 //! request's payload is never turned into a `Value` tree just to find its revision.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -28,60 +26,7 @@ pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 /// A progress token: a string or an integer, the same shape as a request id.
 pub type ProgressToken = RequestId;
 
-/// The eight syslog severities MCP logging uses, least severe first, so `>=` is "at least as
-/// severe as".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    /// Detailed debugging information.
-    Debug,
-    /// Normal operational messages.
-    Info,
-    /// Normal but significant events.
-    Notice,
-    /// Warning conditions.
-    Warning,
-    /// Error conditions.
-    Error,
-    /// Critical conditions.
-    Critical,
-    /// Action must be taken immediately.
-    Alert,
-    /// The system is unusable.
-    Emergency,
-}
-
-impl LogLevel {
-    /// The level as it appears on the wire.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            LogLevel::Debug => "debug",
-            LogLevel::Info => "info",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
-            LogLevel::Error => "error",
-            LogLevel::Critical => "critical",
-            LogLevel::Alert => "alert",
-            LogLevel::Emergency => "emergency",
-        }
-    }
-
-    /// Parses a wire string; `None` for anything else.
-    pub fn parse(s: &str) -> Option<LogLevel> {
-        use LogLevel::*;
-        [
-            Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency,
-        ]
-        .into_iter()
-        .find(|l| l.as_str() == s)
-    }
-}
-
-impl fmt::Display for LogLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::types::LoggingLevel;
 
 /// What the engine reads out of a request's `params._meta`.
 #[derive(Debug, Default)]
@@ -303,12 +248,12 @@ mod tests {
 
     #[test]
     fn levels_order_by_severity() {
-        assert!(LogLevel::Error > LogLevel::Warning);
-        assert!(LogLevel::Debug < LogLevel::Info);
-        assert_eq!(LogLevel::parse("notice"), Some(LogLevel::Notice));
-        assert_eq!(LogLevel::parse("verbose"), None);
+        assert!(LoggingLevel::Error > LoggingLevel::Warning);
+        assert!(LoggingLevel::Debug < LoggingLevel::Info);
+        assert_eq!(LoggingLevel::parse("notice"), Some(LoggingLevel::Notice));
+        assert_eq!(LoggingLevel::parse("verbose"), None);
         assert_eq!(
-            serde_json::to_string(&LogLevel::Alert).unwrap(),
+            serde_json::to_string(&LoggingLevel::Alert).unwrap(),
             "\"alert\""
         );
     }

@@ -50,7 +50,7 @@ mod server_step;
 pub use client::{ClientConfig, ClientEngine};
 pub use client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 pub use meta::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LogLevel, PROTOCOL_VERSION_KEY,
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LoggingLevel, PROTOCOL_VERSION_KEY,
     ProgressToken, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, missing_client_capability_error,
     unsupported_version_error,
 };

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::jsonrpc::{Message, RequestId};
 use crate::version::Era;
 
-use super::meta::{LogLevel, ProgressToken};
+use super::meta::{LoggingLevel, ProgressToken};
 
 /// How long to wait for the answer to an outgoing request, as data: the engine never reads a
 /// clock, it compares these against the `Instant`s the caller passes in.
@@ -216,7 +216,7 @@ pub(crate) struct InFlight {
     pub progress_token: Option<ProgressToken>,
     pub last_progress: Option<f64>,
     /// 2026-07-28: the level the request asked for; `None` means no log messages at all.
-    pub log_level: Option<LogLevel>,
+    pub log_level: Option<LoggingLevel>,
 }
 
 /// The requests this side received and still owes an answer, keyed by the peer's id.

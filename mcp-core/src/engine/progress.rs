@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::{Message, Notification, RequestId};
 
-use super::meta::{LogLevel, ProgressToken, SUBSCRIPTION_ID_KEY};
+use super::meta::{LoggingLevel, ProgressToken, SUBSCRIPTION_ID_KEY};
 
 /// `notifications/progress`.
 pub const PROGRESS: &str = "notifications/progress";
@@ -85,10 +85,10 @@ pub(crate) fn cancelled_message(id: RequestId, reason: Option<&str>) -> Message 
     )
 }
 
-pub(crate) fn log_message(level: LogLevel, logger: Option<&str>, data: Value) -> Message {
+pub(crate) fn log_message(level: LoggingLevel, logger: Option<&str>, data: Value) -> Message {
     #[derive(Serialize)]
     struct P<'a> {
-        level: LogLevel,
+        level: LoggingLevel,
         #[serde(skip_serializing_if = "Option::is_none")]
         logger: Option<&'a str>,
         data: Value,

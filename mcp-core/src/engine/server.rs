@@ -20,7 +20,8 @@ use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Res
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::meta::{
-    self, CLIENT_CAPABILITIES_KEY, LogLevel, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, has_capability,
+    self, CLIENT_CAPABILITIES_KEY, LoggingLevel, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
+    has_capability,
 };
 use super::methods;
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
@@ -50,7 +51,7 @@ struct Session {
     initialized: bool,
     /// `None` until `logging/setLevel`: every level goes out, as the spec leaves the default to
     /// the server and clients that never set a level still expect to see logs.
-    log_level: Option<LogLevel>,
+    log_level: Option<LoggingLevel>,
 }
 
 #[derive(Debug)]
@@ -286,7 +287,7 @@ impl ServerEngine {
         }
         let log_level = match head.log_level {
             None => None,
-            Some(v) => match v.as_str().and_then(LogLevel::parse) {
+            Some(v) => match v.as_str().and_then(LoggingLevel::parse) {
                 Some(l) => Some(l),
                 None => return reply(ErrorObject::invalid_params(format!("bad log level {v}"))),
             },
@@ -406,7 +407,7 @@ impl ServerEngine {
         let level = req
             .params::<SetLevelParams>()
             .ok()
-            .and_then(|p| LogLevel::parse(&p.level));
+            .and_then(|p| LoggingLevel::parse(&p.level));
         let Some(level) = level else {
             return ServerStep::Reply(Message::error(
                 Some(req.id),
@@ -613,7 +614,7 @@ impl ServerEngine {
     /// request `related_to`, and nothing without one).
     pub fn log(
         &self,
-        level: LogLevel,
+        level: LoggingLevel,
         logger: Option<&str>,
         data: Value,
         related_to: Option<&RequestId>,
@@ -623,7 +624,7 @@ impl ServerEngine {
         }
         let threshold = match (&self.mode, related_to.and_then(|id| self.incoming.get(id))) {
             (_, Some(r)) if r.era == Era::Modern => r.log_level?,
-            (Mode::Legacy(s), _) => s.log_level.unwrap_or(LogLevel::Debug),
+            (Mode::Legacy(s), _) => s.log_level.unwrap_or(LoggingLevel::Debug),
             _ => return None,
         };
         (level >= threshold).then(|| progress::log_message(level, logger, data))

@@ -11,7 +11,7 @@ use crate::jsonrpc::{Message, Notification, RequestId};
 use crate::version::{Era, ProtocolVersion};
 
 use super::Answer;
-use super::meta::{LogLevel, ProgressToken};
+use super::meta::{LoggingLevel, ProgressToken};
 use super::progress::ProgressUpdate;
 
 /// A request the application must answer, with everything the protocol says about it.
@@ -35,7 +35,7 @@ pub struct RequestContext {
     pub progress_token: Option<ProgressToken>,
     /// Modern era: the log level this request asked for (`None`: send no log messages).
     /// Legacy era: always `None`; the session level set by `logging/setLevel` applies.
-    pub log_level: Option<LogLevel>,
+    pub log_level: Option<LoggingLevel>,
 }
 
 impl RequestContext {

@@ -171,6 +171,45 @@ pub enum LoggingLevel {
     Emergency,
 }
 
+impl LoggingLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LoggingLevel; 8] = [
+        LoggingLevel::Debug,
+        LoggingLevel::Info,
+        LoggingLevel::Notice,
+        LoggingLevel::Warning,
+        LoggingLevel::Error,
+        LoggingLevel::Critical,
+        LoggingLevel::Alert,
+        LoggingLevel::Emergency,
+    ];
+
+    /// The level as it appears on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            LoggingLevel::Debug => "debug",
+            LoggingLevel::Info => "info",
+            LoggingLevel::Notice => "notice",
+            LoggingLevel::Warning => "warning",
+            LoggingLevel::Error => "error",
+            LoggingLevel::Critical => "critical",
+            LoggingLevel::Alert => "alert",
+            LoggingLevel::Emergency => "emergency",
+        }
+    }
+
+    /// Parses a wire string; `None` for anything else.
+    pub fn parse(s: &str) -> Option<LoggingLevel> {
+        LoggingLevel::ALL.into_iter().find(|l| l.as_str() == s)
+    }
+}
+
+impl fmt::Display for LoggingLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The `resultType` discriminator of 2026-07-28 results. Open-ended: extensions add values
 /// (`"task"`), and unknown ones are kept as [`ResultType::Other`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
