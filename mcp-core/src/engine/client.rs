@@ -534,11 +534,7 @@ impl ClientEngine {
         id: &RequestId,
         outcome: Result<Value, ErrorObject>,
     ) -> Option<Message> {
-        let outcome = match outcome {
-            Ok(v) => crate::jsonrpc::to_raw(&v).map_err(ErrorObject::internal),
-            Err(e) => Err(e),
-        };
-        self.respond(id, outcome)
+        self.respond(id, super::raw_outcome(outcome))
     }
 
     /// A progress notification for server request `id` (same rules as the server's).

@@ -59,6 +59,13 @@ pub use progress::ProgressUpdate;
 pub use server::{ServerConfig, ServerEngine};
 pub use server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
 
+/// An answer held as a `Value`, as the raw text `respond` takes.
+fn raw_outcome(
+    outcome: Result<serde_json::Value, ErrorObject>,
+) -> Result<Box<RawValue>, ErrorObject> {
+    outcome.and_then(|v| crate::jsonrpc::to_raw(&v).map_err(ErrorObject::internal))
+}
+
 /// How a request this side sent ended.
 #[derive(Debug, Clone)]
 pub enum Outcome {

@@ -495,11 +495,7 @@ impl ServerEngine {
         id: &RequestId,
         outcome: Result<Value, ErrorObject>,
     ) -> Option<Message> {
-        let outcome = match outcome {
-            Ok(v) => crate::jsonrpc::to_raw(&v).map_err(ErrorObject::internal),
-            Err(e) => Err(e),
-        };
-        self.respond(id, outcome)
+        self.respond(id, super::raw_outcome(outcome))
     }
 
     /// The client stopped waiting for request `id` without a `notifications/cancelled` (a
