@@ -357,13 +357,16 @@ impl Session for KitSession {
     }
 
     fn stream_closed(&self, id: &RequestId) {
-        // Over 2026-07-28 HTTP a closed response stream is the cancellation.
-        let modern = self
-            .state()
-            .calls
-            .get(id)
-            .is_some_and(|c| c.version.era() == Era::Modern)
-            || self.state().listens.contains_key(id);
+        // Over 2026-07-28 HTTP a closed response stream is the cancellation; a legacy stream
+        // may be resumed, so its request goes on.
+        let modern = {
+            let st = self.state();
+            st.listens.contains_key(id)
+                || st
+                    .calls
+                    .get(id)
+                    .is_some_and(|c| c.version.era() == Era::Modern)
+        };
         if modern || self.info.transport != TransportKind::StreamableHttp {
             self.cancel_call(id);
             self.state().engine.abandon(id);
