@@ -62,6 +62,22 @@ impl Session for EchoSession {
                     Some(&r.id),
                 );
             }
+            "threads" => {
+                // Several senders at once, some writing directly, some through the queue.
+                for t in 0..4u64 {
+                    let out = out.clone();
+                    thread::spawn(move || {
+                        for i in 0..300u64 {
+                            let note =
+                                Notification::new("seq", &serde_json::json!({ "t": t, "i": i }))
+                                    .unwrap();
+                            if out.send(note.into(), None).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                }
+            }
             "flood" => {
                 // Sends from a worker, as a real service would: `handle` must return quickly.
                 let n = r.params_value()["n"].as_u64().unwrap() as usize;
@@ -350,4 +366,23 @@ fn outbound_after_shutdown_is_closed() {
         kept.send(Notification::bare("late").into(), None),
         Err(Closed)
     );
+}
+
+#[test]
+fn each_senders_messages_keep_their_order() {
+    let mut h = start(Config::builder().outbound_capacity(4).build(), false, false);
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"threads"}"#);
+    let mut next = [0u64; 4];
+    for _ in 0..1200 {
+        let Some(Message::Notification(n)) = h.read() else {
+            panic!("expected a notification")
+        };
+        let v = n.params_value();
+        let (t, i) = (v["t"].as_u64().unwrap() as usize, v["i"].as_u64().unwrap());
+        assert_eq!(i, next[t], "sender {t} out of order");
+        next[t] += 1;
+    }
+    assert_eq!(next, [300; 4]);
+    h.eof();
+    h.result().unwrap();
 }
