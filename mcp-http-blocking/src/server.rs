@@ -155,6 +155,7 @@ impl HttpServer {
             stopping: AtomicBool::new(false),
             stop_rx,
             generations: AtomicUsize::new(0),
+            jobs: bounded(0),
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
         let first = start_generation(shared.clone()).map_err(Error::Io)?;
@@ -190,7 +191,15 @@ struct Shared {
     stopping: AtomicBool,
     stop_rx: Receiver<()>,
     generations: AtomicUsize,
+    /// Rendezvous with idle request threads: a send succeeds only when one is waiting.
+    jobs: (Sender<Job>, Receiver<Job>),
 }
+
+/// One request for a request thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// How long an idle request thread waits for another request before it ends.
+const REQUEST_THREAD_IDLE: Duration = Duration::from_secs(5);
 
 /// A running server.
 pub struct ServerHandle {
@@ -354,11 +363,25 @@ fn dispatch(shared: &Arc<Shared>, mine: &Arc<AtomicUsize>, rq: tiny_http::Reques
         return;
     }
     let s2 = shared.clone();
+    let job: Job = Box::new(move || {
+        let _guard = guard;
+        serve(&s2, rq);
+    });
+    // An idle request thread takes the request if there is one: starting and ending a thread
+    // per request (stack, guard page, sigaltstack, TLB shootdowns) cost more than the request.
+    // The channel has no buffer, so a request never waits behind a busy thread.
+    let job = match shared.jobs.0.try_send(job) {
+        Ok(()) => return,
+        Err(e) => e.into_inner(),
+    };
+    let jobs = shared.jobs.1.clone();
     let spawned = thread::Builder::new()
         .name("mcp-http-req".into())
         .spawn(move || {
-            let _guard = guard;
-            serve(&s2, rq);
+            job();
+            while let Ok(job) = jobs.recv_timeout(REQUEST_THREAD_IDLE) {
+                job();
+            }
         });
     if let Err(e) = spawned {
         log::error!("cannot start a request thread: {e}");
