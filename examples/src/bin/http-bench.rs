@@ -500,7 +500,11 @@ impl McpClient {
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"{LEGACY}","capabilities":{{}},"clientInfo":{{"name":"http-bench","version":"1.0.0"}}}}}}"#
         );
         let r = self.conn.request("POST", &[], body.as_bytes())?;
-        let msg = if r.status == 200 { r.message()? } else { Value::Null };
+        let msg = if r.status == 200 {
+            r.message()?
+        } else {
+            Value::Null
+        };
         if msg.get("result").is_none() {
             return Err(format!(
                 "initialize answered {}: {}",
