@@ -363,10 +363,7 @@ fn dispatch(shared: &Arc<Shared>, mine: &Arc<AtomicUsize>, rq: tiny_http::Reques
         return;
     }
     let s2 = shared.clone();
-    let job: Job = Box::new(move || {
-        let _guard = guard;
-        serve(&s2, rq);
-    });
+    let job: Job = Box::new(move || serve(&s2, rq, guard));
     // An idle request thread takes the request if there is one: starting and ending a thread
     // per request (stack, guard page, sigaltstack, TLB shootdowns) cost more than the request.
     // The channel has no buffer, so a request never waits behind a busy thread.
@@ -406,7 +403,10 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
     })
 }
 
-fn serve(shared: &Shared, mut rq: tiny_http::Request) {
+/// Answers one request. `slot` is its place under `max_in_flight`, given back as soon as the
+/// answer turns into a long-lived SSE stream: streams have their own bounds (sessions times
+/// streams per session), and idle listeners must not lock out ordinary requests.
+fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight) {
     let head = HttpRequest {
         method: rq.method().as_str().to_ascii_uppercase(),
         target: rq.url().to_owned(),
@@ -441,6 +441,7 @@ fn serve(shared: &Shared, mut rq: tiny_http::Request) {
             }
         }
         Body::Sse(sse) => {
+            drop(slot);
             let w = rq.into_writer();
             write_sse(w, status, &headers, sse, !http10);
         }
