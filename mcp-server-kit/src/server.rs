@@ -419,6 +419,25 @@ impl Server {
         })
     }
 
+    /// Adds a resource template (replacing one with the same URI template).
+    pub fn add_resource_template(&self, template: ResourceTemplate) {
+        self.change(ChangedList::Resources, |r| {
+            r.templates
+                .retain(|t| t.def.uri_template != template.def.uri_template);
+            r.templates.push(Arc::new(template));
+            true
+        });
+    }
+
+    /// Removes a resource template; returns whether it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.change(ChangedList::Resources, |r| {
+            let before = r.templates.len();
+            r.templates.retain(|t| t.def.uri_template != uri_template);
+            r.templates.len() != before
+        })
+    }
+
     /// Tells every client subscribed to `uri` that it changed
     /// (`notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {

@@ -361,3 +361,41 @@ fn added_tools_are_announced() {
     assert!(server.remove_tool("later"));
     assert_eq!(p.next()["method"], "notifications/tools/list_changed");
 }
+
+#[test]
+fn templates_added_at_run_time_are_listed_read_and_announced() {
+    use mcp_server_kit::ResourceTemplate;
+    use mcp_server_kit::types::ResourceContents;
+    let server = Server::builder("t", "1")
+        .resource(mcp_server_kit::Resource::text(
+            "x://a",
+            "a",
+            "text/plain",
+            "A",
+        ))
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({}));
+    p.request(1, "ping", json!({}));
+    let t = ResourceTemplate::new("x://items/{id}", "items", |uri: &str, vars, _: &Context| {
+        Ok(vec![ResourceContents::text(
+            uri,
+            format!("item {}", vars["id"]),
+        )])
+    })
+    .unwrap();
+    server.add_resource_template(t);
+    assert_eq!(p.next()["method"], "notifications/resources/list_changed");
+    let r = p.request(2, "resources/templates/list", json!({}));
+    assert_eq!(
+        r["result"]["resourceTemplates"][0]["uriTemplate"],
+        "x://items/{id}"
+    );
+    let r = p.request(3, "resources/read", json!({"uri": "x://items/7"}));
+    assert_eq!(r["result"]["contents"][0]["text"], "item 7");
+    assert!(server.remove_resource_template("x://items/{id}"));
+    assert_eq!(p.next()["method"], "notifications/resources/list_changed");
+    let r = p.request(4, "resources/read", json!({"uri": "x://items/7"}));
+    assert_eq!(r["error"]["code"], -32002);
+}
