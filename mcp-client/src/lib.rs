@@ -47,6 +47,8 @@ mod call;
 mod client;
 mod error;
 mod handlers;
+#[cfg(feature = "http")]
+mod http;
 mod listen;
 mod pages;
 mod shared;
@@ -57,6 +59,8 @@ pub use call::{CallOptions, CancelHandle};
 pub use client::{Client, MAX_INPUT_ROUNDS};
 pub use error::Error;
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
+#[cfg(feature = "http")]
+pub use http::{ClientEvent, HttpClientConfig, HttpTransport};
 pub use listen::Subscription;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 pub use shared::{NotificationCallback, ProgressCallback};

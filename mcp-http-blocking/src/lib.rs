@@ -23,6 +23,8 @@
 //! otherwise.
 #![deny(missing_docs)]
 
+#[cfg(feature = "client")]
+pub mod client;
 mod config;
 mod http;
 mod legacy;

@@ -1,0 +1,94 @@
+//! Streamable HTTP (feature `http`): [`HttpTransport`] puts the blocking HTTP client of
+//! `mcp-http-blocking` behind [`Transport`], so a [`Client`] talks to a server URL the way it
+//! talks to a child process. The HTTP crate knows nothing of this one; this file is the glue.
+
+use std::process::ExitStatus;
+
+use crossbeam_channel::{Receiver, Sender};
+use mcp_core::jsonrpc::Message;
+use mcp_core::version::{Era, ProtocolVersion};
+pub use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+
+use crate::builder::ClientBuilder;
+use crate::client::Client;
+use crate::error::Error;
+use crate::transport::{Incoming, Transport};
+
+impl From<ClientEvent> for Incoming {
+    fn from(ev: ClientEvent) -> Self {
+        match ev {
+            ClientEvent::Message(m) => Incoming::Message(m),
+            ClientEvent::Malformed { id, reason } => Incoming::Malformed { id, reason },
+        }
+    }
+}
+
+/// A Streamable HTTP connection to one MCP endpoint (`http://host:port/mcp`).
+#[derive(Debug)]
+pub struct HttpTransport {
+    inner: HttpClient,
+}
+
+impl HttpTransport {
+    /// Prepares the connection (nothing is sent before the handshake).
+    ///
+    /// # Errors
+    /// [`Error::Io`] for a URL that is not `http://` / `https://`, or when a thread cannot start.
+    pub fn connect(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
+        let inner = HttpClient::connect(url, config).map_err(|e| match e {
+            mcp_http_blocking::Error::Io(e) | mcp_http_blocking::Error::Bind(e) => Error::Io(e),
+            other => Error::Transport(other.to_string()),
+        })?;
+        Ok(HttpTransport { inner })
+    }
+
+    /// The legacy session id, once `initialize` has been answered.
+    pub fn session_id(&self) -> Option<String> {
+        self.inner.session_id()
+    }
+}
+
+impl Transport for HttpTransport {
+    type Incoming = ClientEvent;
+
+    fn sender(&self) -> Sender<Message> {
+        self.inner.sender()
+    }
+
+    fn receiver(&self) -> Receiver<ClientEvent> {
+        self.inner.receiver()
+    }
+
+    /// Closes every stream and ends a legacy session with DELETE.
+    fn close(&mut self) -> Result<Option<ExitStatus>, Error> {
+        self.inner.close();
+        Ok(None)
+    }
+
+    fn handshake_done(&mut self, era: Era, version: ProtocolVersion) {
+        self.inner.set_protocol(era, version);
+    }
+
+    fn end_reason(&mut self) -> Option<String> {
+        self.inner.end_reason()
+    }
+}
+
+impl ClientBuilder {
+    /// Connects to the Streamable HTTP endpoint `url` with default HTTP settings.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`], plus [`Error::Io`] for a URL that is not HTTP.
+    pub fn connect_http(self, url: &str) -> Result<Client, Error> {
+        self.connect_http_with(url, HttpClientConfig::default())
+    }
+
+    /// Connects to `url` with these HTTP settings (timeouts, limits, extra headers such as
+    /// `Authorization`).
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect_http`].
+    pub fn connect_http_with(self, url: &str, config: HttpClientConfig) -> Result<Client, Error> {
+        self.connect(HttpTransport::connect(url, config)?)
+    }
+}

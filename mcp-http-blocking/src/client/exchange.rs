@@ -1,0 +1,525 @@
+//! The HTTP exchanges behind [`super::HttpClient`]: a request's POST and its JSON or SSE answer
+//! (resumed with `Last-Event-ID` when a legacy stream breaks), one-way POSTs, the legacy GET
+//! stream, and the DELETE that ends a session.
+
+use std::io::{self, BufReader};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::select;
+use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes, decode};
+use serde_json::Value;
+use ureq::http::Response;
+use ureq::{Body, RequestBuilder};
+
+use super::headers::Shape;
+use super::sse::SseReader;
+use super::{ClientEvent, Lease, Shared};
+use crate::{SESSION_HEADER, VERSION_HEADER};
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+/// Most of an error body kept for the error message.
+const ERROR_BODY_LIMIT: u64 = 64 * 1024;
+/// The error code given to "the server forgot this session" (the code servers commonly use).
+pub const SESSION_NOT_FOUND: i64 = -32001;
+
+fn with_headers<B>(mut rb: RequestBuilder<B>, hs: &[(String, String)]) -> RequestBuilder<B> {
+    for (n, v) in hs {
+        rb = rb.header(n.as_str(), v.as_str());
+    }
+    rb
+}
+
+fn header(resp: &Response<Body>, name: &str) -> Option<String> {
+    resp.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn mime(resp: &Response<Body>) -> String {
+    header(resp, "content-type")
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Where a stream is, for resuming it: the last event id and the server's retry hint.
+struct Cursor {
+    last_id: Option<String>,
+    retry: Duration,
+    events: usize,
+}
+
+/// How reading a stream ended.
+enum PumpEnd {
+    /// The answer to the exchange's request arrived.
+    Answered,
+    /// The client is closing or the exchange was cancelled.
+    Stopped,
+    /// The stream broke or ended (why).
+    Ended(String),
+    /// The stream cannot go on (an oversized event).
+    Invalid(String),
+}
+
+/// Why a GET stream could not be opened.
+enum GetFail {
+    /// 405 (or 409, a stream already open): nothing to retry.
+    NotSupported(u16),
+    /// 404: the session is gone.
+    SessionGone,
+    /// A transient failure worth another attempt.
+    Failed(String),
+}
+
+impl Shared {
+    /// The headers of a message: 2026-07-28 ones from the message, or the legacy session's.
+    fn headers_for(&self, shape: &Shape) -> Vec<(String, String)> {
+        let mut hs = self.cfg.headers.clone();
+        match &shape.modern_version {
+            Some(v) => {
+                hs.push((VERSION_HEADER.into(), v.clone()));
+                if let Some(m) = &shape.method {
+                    hs.push(("Mcp-Method".into(), m.clone()));
+                }
+                if let Some(n) = &shape.name {
+                    hs.push(("Mcp-Name".into(), n.clone()));
+                }
+            }
+            None => {
+                let st = self.state();
+                if let Some(s) = &st.session {
+                    hs.push((SESSION_HEADER.into(), s.clone()));
+                }
+                if let Some(v) = &st.version {
+                    hs.push((VERSION_HEADER.into(), v.clone()));
+                }
+            }
+        }
+        hs
+    }
+
+    /// Learns the negotiated revision from the `initialize` answer (the next POSTs, including
+    /// `notifications/initialized`, need it before the client calls `set_protocol`).
+    fn note_answer(&self, shape: &Shape, msg: &Message) {
+        if !shape.is_initialize {
+            return;
+        }
+        if let Message::Response(r) = msg {
+            let v = r.result::<Value>().ok().and_then(|v| {
+                v.get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            let mut st = self.state();
+            if v.is_some() {
+                st.version = v;
+            }
+            st.legacy_ready = true;
+            st.session_lost = false;
+        }
+    }
+
+    /// POSTs request `msg` and relays its answer.
+    pub(super) fn request_exchange(
+        &self,
+        lease: &Lease,
+        id: &RequestId,
+        msg: &Message,
+        shape: &Shape,
+    ) {
+        let hs = self.headers_for(shape);
+        let body = msg.to_vec();
+        let rb = with_headers(lease.agent.post(&self.url), &hs)
+            .header("Accept", ACCEPT_BOTH)
+            .header("Content-Type", "application/json");
+        let resp = match rb.send(&body[..]) {
+            Ok(r) => r,
+            Err(e) => {
+                if !lease.cancelled() {
+                    self.fail(id, format!("POST {}: {e}", self.url));
+                }
+                return;
+            }
+        };
+        let status = resp.status().as_u16();
+        if !(200..300).contains(&status) {
+            self.http_failure(id, shape, resp);
+            return;
+        }
+        if shape.is_initialize {
+            if let Some(sid) = header(&resp, SESSION_HEADER) {
+                self.state().session = Some(sid);
+            }
+        }
+        match mime(&resp).as_str() {
+            "application/json" => {
+                let bytes = resp
+                    .into_body()
+                    .into_with_config()
+                    .limit(self.cfg.max_message as u64)
+                    .read_to_vec();
+                match bytes {
+                    Ok(b) => self.relay_json(id, shape, &b),
+                    Err(e) if !lease.cancelled() => {
+                        self.forward(ClientEvent::Malformed {
+                            id: Some(id.clone()),
+                            reason: format!("reading the answer: {e}"),
+                        });
+                    }
+                    Err(_) => {}
+                }
+            }
+            "text/event-stream" => self.follow_stream(lease, id, shape, resp.into_body()),
+            _ if status == 202 => {
+                self.fail(
+                    id,
+                    "the server accepted the request without answering it (HTTP 202)".into(),
+                );
+            }
+            other => {
+                self.forward(ClientEvent::Malformed {
+                    id: Some(id.clone()),
+                    reason: format!("unexpected answer: HTTP {status}, content type {other:?}"),
+                });
+            }
+        }
+    }
+
+    fn relay_json(&self, id: &RequestId, shape: &Shape, bytes: &[u8]) {
+        match decode(bytes) {
+            Ok(Message::Error(mut e)) if e.id.is_none() => {
+                e.id = Some(id.clone());
+                self.forward(ClientEvent::Message(Message::Error(e)));
+            }
+            Ok(m) => {
+                self.note_answer(shape, &m);
+                self.forward(ClientEvent::Message(m));
+            }
+            Err(e) => {
+                self.forward(ClientEvent::Malformed {
+                    id: Some(id.clone()),
+                    reason: format!("the answer is not a JSON-RPC message: {}", e.error.message),
+                });
+            }
+        }
+    }
+
+    /// A 4xx/5xx answer becomes an error response for the request: the server's own JSON-RPC
+    /// error when it sent one, otherwise one that names the HTTP status.
+    fn http_failure(&self, id: &RequestId, shape: &Shape, resp: Response<Body>) {
+        let status = resp.status().as_u16();
+        let challenge = header(&resp, "www-authenticate");
+        let legacy_session = shape.modern_version.is_none() && self.state().session.is_some();
+        let body = resp
+            .into_body()
+            .into_with_config()
+            .limit(ERROR_BODY_LIMIT)
+            .read_to_vec()
+            .unwrap_or_default();
+        if status == 404 && legacy_session {
+            self.state().session_lost = true;
+            self.fail_with(
+                id,
+                ErrorObject::new(
+                    SESSION_NOT_FOUND,
+                    format!(
+                        "the server at {} no longer knows this session (HTTP 404); connect again to start a new one",
+                        self.url
+                    ),
+                ),
+            );
+            return;
+        }
+        if let Ok(Message::Error(mut e)) = decode(&body) {
+            if e.id.is_none() || e.id.as_ref() == Some(id) {
+                e.id = Some(id.clone());
+                self.forward(ClientEvent::Message(Message::Error(e)));
+                return;
+            }
+        }
+        let code = match status {
+            404 | 405 => codes::METHOD_NOT_FOUND,
+            400 => codes::INVALID_REQUEST,
+            _ => codes::INTERNAL_ERROR,
+        };
+        let mut message = format!("HTTP {status} from {}", self.url);
+        if let Some(c) = challenge {
+            message.push_str(&format!(" (WWW-Authenticate: {c})"));
+        }
+        let text = String::from_utf8_lossy(&body);
+        let text = text.trim();
+        if !text.is_empty() {
+            let cut: String = text.chars().take(200).collect();
+            message.push_str(&format!(": {cut}"));
+        }
+        self.fail_with(id, ErrorObject::new(code, message));
+    }
+
+    /// Reads a request's SSE answer; when it breaks before the answer and carried event ids,
+    /// resumes it with GET + `Last-Event-ID` after the retry delay, a bounded number of times.
+    fn follow_stream(&self, lease: &Lease, id: &RequestId, shape: &Shape, body: Body) {
+        let mut cur = Cursor {
+            last_id: None,
+            retry: self.cfg.default_retry,
+            events: 0,
+        };
+        let mut body = Some(body);
+        let mut attempts = 0u32;
+        loop {
+            let why = match body.take() {
+                Some(b) => match self.pump(b, lease, Some(id), shape, &mut cur) {
+                    PumpEnd::Answered | PumpEnd::Stopped => return,
+                    PumpEnd::Invalid(reason) => {
+                        self.forward(ClientEvent::Malformed {
+                            id: Some(id.clone()),
+                            reason,
+                        });
+                        return;
+                    }
+                    PumpEnd::Ended(why) => why,
+                },
+                None => "the stream could not be resumed".to_owned(),
+            };
+            if lease.cancelled() {
+                return;
+            }
+            let Some(last) = cur.last_id.clone().filter(|s| !s.is_empty()) else {
+                self.fail(
+                    id,
+                    format!("the server ended the answer's stream before the answer ({why})"),
+                );
+                return;
+            };
+            attempts += 1;
+            if attempts > self.cfg.max_reconnects {
+                self.fail(
+                    id,
+                    format!("the answer's stream broke {attempts} times; giving up ({why})"),
+                );
+                return;
+            }
+            select! {
+                recv(lease.cancel) -> _ => return,
+                recv(self.stop_rx) -> _ => return,
+                default(cur.retry) => {}
+            }
+            match self.open_get(lease, Some(&last)) {
+                Ok(b) => body = Some(b),
+                Err(GetFail::Failed(why)) => log::debug!("resuming the stream: {why}"),
+                Err(GetFail::NotSupported(status)) => {
+                    self.fail(
+                        id,
+                        format!("the answer's stream broke and the server cannot resume it (HTTP {status})"),
+                    );
+                    return;
+                }
+                Err(GetFail::SessionGone) => {
+                    self.fail_with(
+                        id,
+                        ErrorObject::new(
+                            SESSION_NOT_FOUND,
+                            "the session ended while the request was in flight",
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Relays the events of one SSE body until it ends or the request is answered.
+    fn pump(
+        &self,
+        body: Body,
+        lease: &Lease,
+        answer_to: Option<&RequestId>,
+        shape: &Shape,
+        cur: &mut Cursor,
+    ) -> PumpEnd {
+        let mut rd = SseReader::new(BufReader::new(body.into_reader()), self.cfg.max_message);
+        loop {
+            let ev = match rd.next_event() {
+                Ok(Some(ev)) => ev,
+                Ok(None) => return PumpEnd::Ended("end of stream".into()),
+                Err(_) if lease.cancelled() => return PumpEnd::Stopped,
+                Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+                    return PumpEnd::Invalid(e.to_string());
+                }
+                Err(e) => return PumpEnd::Ended(e.to_string()),
+            };
+            if let Some(i) = ev.id {
+                cur.last_id = Some(i);
+            }
+            if let Some(ms) = ev.retry {
+                cur.retry = Duration::from_millis(ms).min(self.cfg.max_retry);
+            }
+            if ev.data.is_empty() || ev.event.as_deref().is_some_and(|e| e != "message") {
+                continue;
+            }
+            cur.events += 1;
+            let item = match decode(&ev.data) {
+                Ok(m) => m,
+                Err(e) => {
+                    let ok = self.forward(ClientEvent::Malformed {
+                        id: e.id.clone(),
+                        reason: format!(
+                            "an SSE event is not a JSON-RPC message: {}",
+                            e.error.message
+                        ),
+                    });
+                    if !ok {
+                        return PumpEnd::Stopped;
+                    }
+                    continue;
+                }
+            };
+            let answered = answer_to.is_some_and(|i| item.is_response() && item.id() == Some(i));
+            if answered {
+                self.note_answer(shape, &item);
+            }
+            if !self.forward(ClientEvent::Message(item)) {
+                return PumpEnd::Stopped;
+            }
+            if answered {
+                return PumpEnd::Answered;
+            }
+        }
+    }
+
+    /// Opens the legacy GET stream (to resume `last_id`, or the standalone one).
+    fn open_get(&self, lease: &Lease, last_id: Option<&str>) -> Result<Body, GetFail> {
+        let hs = self.headers_for(&Shape::default());
+        let mut rb =
+            with_headers(lease.agent.get(&self.url), &hs).header("Accept", "text/event-stream");
+        if let Some(l) = last_id {
+            rb = rb.header("Last-Event-ID", l);
+        }
+        let resp = rb.call().map_err(|e| GetFail::Failed(e.to_string()))?;
+        let status = resp.status().as_u16();
+        match status {
+            200 if mime(&resp) == "text/event-stream" => Ok(resp.into_body()),
+            404 if self.state().session.is_some() => {
+                self.state().session_lost = true;
+                Err(GetFail::SessionGone)
+            }
+            405 | 409 | 404 | 400 => Err(GetFail::NotSupported(status)),
+            _ => Err(GetFail::Failed(format!("HTTP {status}"))),
+        }
+    }
+
+    /// The legacy standalone GET stream: server requests and notifications that belong to no
+    /// request. Reopened when the server ends it (SSE polling), from the last event id, with
+    /// a bound on failures in a row.
+    pub(super) fn get_stream(self: &Arc<Self>) {
+        let mut cur = Cursor {
+            last_id: None,
+            retry: self.cfg.default_retry,
+            events: 0,
+        };
+        let mut failures = 0u32;
+        loop {
+            let Some(lease) = self.lease(None, false) else {
+                return;
+            };
+            let before = cur.events;
+            let last = cur.last_id.clone().filter(|s| !s.is_empty());
+            let stop = match self.open_get(&lease, last.as_deref()) {
+                Ok(body) => match self.pump(body, &lease, None, &Shape::default(), &mut cur) {
+                    PumpEnd::Stopped | PumpEnd::Answered => true,
+                    PumpEnd::Invalid(why) => {
+                        log::warn!("the GET stream of {}: {why}", self.url);
+                        true
+                    }
+                    PumpEnd::Ended(why) => {
+                        log::debug!("the GET stream of {} ended: {why}", self.url);
+                        if cur.events > before {
+                            failures = 0;
+                        } else {
+                            failures += 1;
+                        }
+                        false
+                    }
+                },
+                Err(GetFail::NotSupported(status)) => {
+                    log::debug!("{} has no GET stream (HTTP {status})", self.url);
+                    true
+                }
+                Err(GetFail::SessionGone) => true,
+                Err(GetFail::Failed(why)) => {
+                    log::debug!("opening the GET stream of {}: {why}", self.url);
+                    failures += 1;
+                    false
+                }
+            };
+            let cancelled = lease.cancelled();
+            self.release(lease);
+            if stop || cancelled {
+                return;
+            }
+            if failures > self.cfg.max_reconnects {
+                log::warn!(
+                    "giving up on the GET stream of {} after {failures} failures",
+                    self.url
+                );
+                return;
+            }
+            select! {
+                recv(self.stop_rx) -> _ => return,
+                default(cur.retry) => {}
+            }
+        }
+    }
+
+    /// POSTs a notification or a response; true when the server accepted it.
+    pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> bool {
+        let hs = self.headers_for(&Shape::default());
+        let rb = with_headers(lease.agent.post(&self.url), &hs)
+            .header("Accept", ACCEPT_BOTH)
+            .header("Content-Type", "application/json");
+        match rb.send(&msg.to_vec()[..]) {
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                if (200..300).contains(&status) {
+                    return true;
+                }
+                if status == 404 && self.state().session.is_some() {
+                    self.state().session_lost = true;
+                }
+                log::warn!(
+                    "{} refused a {}: HTTP {status}",
+                    self.url,
+                    msg.method().unwrap_or("response")
+                );
+                false
+            }
+            Err(e) => {
+                if !lease.cancelled() {
+                    log::warn!("POST {}: {e}", self.url);
+                }
+                false
+            }
+        }
+    }
+
+    /// Ends a legacy session (405 means the server does not let clients end them: fine).
+    pub(super) fn delete_session(&self, sid: &str, version: Option<&str>) {
+        let agent = self.agent_cfg.new_agent();
+        let mut rb = with_headers(agent.delete(&self.url), &self.cfg.headers)
+            .config()
+            .timeout_global(Some(self.cfg.connect_timeout))
+            .build()
+            .header(SESSION_HEADER, sid);
+        if let Some(v) = version {
+            rb = rb.header(VERSION_HEADER, v);
+        }
+        match rb.call() {
+            Ok(r) => log::debug!("DELETE {}: HTTP {}", self.url, r.status().as_u16()),
+            Err(e) => log::debug!("DELETE {}: {e}", self.url),
+        }
+    }
+}

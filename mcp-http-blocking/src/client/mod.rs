@@ -1,0 +1,480 @@
+//! The Streamable HTTP client transport (feature `client`): a pair of bounded channels of
+//! [`Message`]s in front of an MCP endpoint URL, for a blocking MCP client such as
+//! `mcp-client` (whose `http` feature wraps [`HttpClient`] in its `Transport` trait).
+//!
+//! What happens to each message put on [`HttpClient::sender`]:
+//! - a request is POSTed on a thread of its own (so a slow tool call never holds up a ping or
+//!   the answer to a server request); its answer, plain JSON or an SSE stream with
+//!   notifications and server requests before the response, arrives on
+//!   [`HttpClient::receiver`]. A failed exchange (HTTP 4xx/5xx, a refused connection) arrives
+//!   as a JSON-RPC error response for that request id, so callers see one kind of failure;
+//! - a notification or a response is POSTed at once and expected to get 202;
+//! - `notifications/cancelled` closes the cancelled request's stream (in 2026-07-28 that *is*
+//!   the cancellation, and nothing is POSTed); in a legacy session it is POSTed as well.
+//!
+//! Headers: a 2026-07-28 request gets `MCP-Protocol-Version` from its own `_meta`, plus
+//! `Mcp-Method` and `Mcp-Name` (base64-encoded when not plain ASCII); everything else is part
+//! of the legacy session that `initialize` opened: `Mcp-Session-Id` and the negotiated
+//! `MCP-Protocol-Version`. After the legacy handshake the GET stream is opened (405 means the
+//! server has none). Broken streams that carried event ids are resumed with `Last-Event-ID`
+//! after the server's `retry:` delay, a bounded number of times. [`HttpClient::close`] ends
+//! every stream and DELETEs the session.
+
+mod exchange;
+mod headers;
+mod sse;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, bounded, select};
+use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::version::{Era, ProtocolVersion};
+use ureq::Agent;
+
+use crate::Error;
+
+pub use exchange::SESSION_NOT_FOUND;
+pub use headers::encode_value as encode_header_value;
+
+/// Settings of an [`HttpClient`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpClientConfig {
+    /// Longest wait for a TCP (and TLS) connection (default 10 s).
+    pub connect_timeout: Duration,
+    /// Longest wait for the head of a response once the request is sent (default 10 min: a
+    /// server may hold a JSON answer until a long tool call ends; the MCP client's own request
+    /// timeout usually cancels sooner).
+    pub response_timeout: Duration,
+    /// Longest silence inside a response body before the stream counts as dead (default
+    /// 5 min; servers send keep-alive comments more often than that).
+    pub read_timeout: Duration,
+    /// Largest single message, JSON body or SSE event (default 16 MiB).
+    pub max_message: usize,
+    /// Attempts to resume a broken stream with `Last-Event-ID`, in a row (default 5).
+    pub max_reconnects: u32,
+    /// Wait before resuming when the server gave no `retry:` hint (default 1 s).
+    pub default_retry: Duration,
+    /// Upper bound on a server's `retry:` hint (default 30 s).
+    pub max_retry: Duration,
+    /// Requests in flight at most; beyond it the sending side waits (default 64).
+    pub max_in_flight: usize,
+    /// Capacity of the receiving channel (default 256 messages).
+    pub channel_capacity: usize,
+    /// Open the legacy GET stream after `initialize` (default true).
+    pub get_stream: bool,
+    /// Extra headers on every request, such as `Authorization: Bearer ...`.
+    pub headers: Vec<(String, String)>,
+    /// The `User-Agent`.
+    pub user_agent: String,
+}
+
+impl Default for HttpClientConfig {
+    fn default() -> Self {
+        HttpClientConfig {
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(600),
+            read_timeout: Duration::from_secs(300),
+            max_message: 16 << 20,
+            max_reconnects: 5,
+            default_retry: Duration::from_secs(1),
+            max_retry: Duration::from_secs(30),
+            max_in_flight: 64,
+            channel_capacity: 256,
+            get_stream: true,
+            headers: Vec::new(),
+            user_agent: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+impl HttpClientConfig {
+    /// Adds a header sent on every request (builder style).
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// One item on the receiving channel.
+#[derive(Debug)]
+pub enum ClientEvent {
+    /// A JSON-RPC message from the server.
+    Message(Message),
+    /// The server sent something that is not a message (an undecodable body or event, an
+    /// unexpected content type); `id` is the request it answered, when known.
+    Malformed {
+        /// The request whose exchange produced it.
+        id: Option<RequestId>,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+/// A Streamable HTTP connection to one MCP endpoint. See the [module](self) docs.
+pub struct HttpClient {
+    shared: Arc<Shared>,
+    out: Sender<Message>,
+    stop: Option<Sender<()>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("url", &self.shared.url)
+            .field("session", &self.session_id())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// Prepares a connection to `url` (`http://` or, with feature `client-tls`, `https://`)
+    /// and starts the thread that sends. Nothing goes on the wire before the first message.
+    ///
+    /// # Errors
+    /// [`Error::Io`] (kind `InvalidInput`) for a URL that is not `http(s)://`, or when the
+    /// thread cannot start.
+    pub fn connect(url: &str, cfg: HttpClientConfig) -> Result<HttpClient, Error> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("not an http:// or https:// URL: {url:?}"),
+            )));
+        }
+        let agent_cfg = Agent::config_builder()
+            .http_status_as_error(false)
+            .user_agent(cfg.user_agent.as_str())
+            .timeout_connect(Some(cfg.connect_timeout))
+            .timeout_send_request(Some(cfg.connect_timeout))
+            .timeout_send_body(Some(cfg.response_timeout))
+            .timeout_recv_response(Some(cfg.response_timeout))
+            .timeout_per_read(Some(cfg.read_timeout))
+            .max_idle_connections(1)
+            .max_idle_connections_per_host(1)
+            .max_redirects(0)
+            .build();
+        let (out, out_rx) = bounded::<Message>(cfg.channel_capacity.max(1));
+        let (events, events_rx) = bounded(cfg.channel_capacity.max(1));
+        let (stop, stop_rx) = bounded::<()>(0);
+        let (slots, slots_rx) = bounded(cfg.max_in_flight.max(1));
+        let shared = Arc::new(Shared {
+            url: url.to_owned(),
+            cfg,
+            agent_cfg,
+            events,
+            events_rx,
+            stop_rx,
+            slots,
+            slots_rx,
+            state: Mutex::new(State::default()),
+        });
+        let s2 = Arc::clone(&shared);
+        let writer = thread::Builder::new()
+            .name("mcp-http-client".into())
+            .spawn(move || s2.write_loop(&out_rx))
+            .map_err(Error::Io)?;
+        Ok(HttpClient {
+            shared,
+            out,
+            stop: Some(stop),
+            writer: Some(writer),
+        })
+    }
+
+    /// Where the messages for the server go.
+    pub fn sender(&self) -> Sender<Message> {
+        self.out.clone()
+    }
+
+    /// Where the server's messages come from.
+    pub fn receiver(&self) -> Receiver<ClientEvent> {
+        self.shared.events_rx.clone()
+    }
+
+    /// The handshake's outcome: which era, and for a legacy session the revision to send in
+    /// `MCP-Protocol-Version` (it is also read off the `initialize` answer, so calling this is
+    /// only needed when the handshake went some other way).
+    pub fn set_protocol(&self, era: Era, version: ProtocolVersion) {
+        let mut st = self.shared.state();
+        st.modern = era == Era::Modern;
+        if era == Era::Legacy {
+            st.version = Some(version.as_str().to_owned());
+        }
+    }
+
+    /// The legacy session id the server gave, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared.state().session.clone()
+    }
+
+    /// Why requests fail, when the connection has a known problem (the server forgot the
+    /// session).
+    pub fn end_reason(&self) -> Option<String> {
+        let st = self.shared.state();
+        st.session_lost.then(|| {
+            format!(
+                "the server at {} no longer knows the session (HTTP 404)",
+                self.shared.url
+            )
+        })
+    }
+
+    /// Ends the connection: every open stream is closed (in 2026-07-28, that cancels what the
+    /// server was doing for it), the sending thread stops, and a legacy session is ended with
+    /// DELETE. Calling it again does nothing.
+    pub fn close(&mut self) {
+        let Some(stop) = self.stop.take() else {
+            return;
+        };
+        let (agents, get_thread, session, version) = {
+            let mut st = self.shared.state();
+            st.closed = true;
+            let mut agents: Vec<Agent> = st.idle.drain(..).collect();
+            for (_, b) in st.busy.drain() {
+                agents.push(b.agent);
+            }
+            (
+                agents,
+                st.get_thread.take(),
+                st.session.clone(),
+                st.version.clone(),
+            )
+        };
+        drop(stop);
+        for a in agents {
+            a.shutdown();
+        }
+        if let Some(w) = self.writer.take() {
+            if w.join().is_err() {
+                log::warn!("the HTTP client's sending thread panicked");
+            }
+        }
+        if let Some(g) = get_thread {
+            let _ = g.join();
+        }
+        if let Some(sid) = session {
+            self.shared.delete_session(&sid, version.as_deref());
+        }
+    }
+}
+
+impl Drop for HttpClient {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// An agent lent to one exchange, so closing or cancelling can interrupt exactly that one.
+struct Busy {
+    agent: Agent,
+    request: Option<RequestId>,
+    modern: bool,
+    /// Dropped to cancel: the exchange's waits see the disconnection.
+    cancel: Option<Sender<()>>,
+}
+
+#[derive(Default)]
+struct State {
+    session: Option<String>,
+    version: Option<String>,
+    modern: bool,
+    closed: bool,
+    session_lost: bool,
+    legacy_ready: bool,
+    idle: Vec<Agent>,
+    busy: HashMap<u64, Busy>,
+    next_key: u64,
+    get_thread: Option<JoinHandle<()>>,
+}
+
+/// Agents kept for reuse (each keeps one idle keep-alive connection).
+const IDLE_AGENTS: usize = 8;
+
+pub(crate) struct Shared {
+    url: String,
+    cfg: HttpClientConfig,
+    agent_cfg: ureq::config::Config,
+    events: Sender<ClientEvent>,
+    events_rx: Receiver<ClientEvent>,
+    /// Disconnected when the client closes.
+    stop_rx: Receiver<()>,
+    /// One token per request in flight.
+    slots: Sender<()>,
+    slots_rx: Receiver<()>,
+    state: Mutex<State>,
+}
+
+/// An agent on loan, and how the exchange learns it was cancelled.
+pub(crate) struct Lease {
+    key: u64,
+    agent: Agent,
+    cancel: Receiver<()>,
+}
+
+impl Lease {
+    fn cancelled(&self) -> bool {
+        matches!(
+            self.cancel.try_recv(),
+            Err(crossbeam_channel::TryRecvError::Disconnected)
+        )
+    }
+}
+
+impl Shared {
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lease(&self, request: Option<RequestId>, modern: bool) -> Option<Lease> {
+        let mut st = self.state();
+        if st.closed {
+            return None;
+        }
+        let agent = st.idle.pop().unwrap_or_else(|| self.agent_cfg.new_agent());
+        let (tx, rx) = bounded(0);
+        let key = st.next_key;
+        st.next_key += 1;
+        st.busy.insert(
+            key,
+            Busy {
+                agent: agent.clone(),
+                request,
+                modern,
+                cancel: Some(tx),
+            },
+        );
+        Some(Lease {
+            key,
+            agent,
+            cancel: rx,
+        })
+    }
+
+    /// Gives the agent back; a cancelled one was shut down and is dropped.
+    fn release(&self, lease: Lease) {
+        let cancelled = lease.cancelled();
+        let mut st = self.state();
+        st.busy.remove(&lease.key);
+        if !cancelled && !st.closed && st.idle.len() < IDLE_AGENTS {
+            st.idle.push(lease.agent);
+        }
+    }
+
+    /// Closes the stream of request `id`; returns whether it was a 2026-07-28 exchange.
+    fn cancel(&self, id: &RequestId) -> Option<bool> {
+        let mut st = self.state();
+        let busy = st
+            .busy
+            .values_mut()
+            .find(|b| b.request.as_ref() == Some(id))?;
+        busy.cancel.take();
+        let modern = busy.modern;
+        busy.agent.clone().shutdown();
+        Some(modern)
+    }
+
+    /// Hands an event to the client; false when the client is closing.
+    fn forward(&self, ev: ClientEvent) -> bool {
+        select! {
+            send(self.events, ev) -> r => r.is_ok(),
+            recv(self.stop_rx) -> _ => false,
+            default(self.cfg.response_timeout) => {
+                log::warn!("the MCP client stopped reading; dropping a message from {}", self.url);
+                false
+            }
+        }
+    }
+
+    fn write_loop(self: &Arc<Self>, out: &Receiver<Message>) {
+        loop {
+            let msg = select! {
+                recv(out) -> m => match m {
+                    Ok(m) => m,
+                    Err(_) => return,
+                },
+                recv(self.stop_rx) -> _ => return,
+            };
+            self.dispatch(msg);
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, msg: Message) {
+        let shape = headers::shape(&msg);
+        if let Message::Request(r) = &msg {
+            let id = r.id.clone();
+            // Wait for a free slot (bounded concurrency), or for the client to close.
+            select! {
+                send(self.slots, ()) -> r => if r.is_err() { return },
+                recv(self.stop_rx) -> _ => return,
+            }
+            let Some(lease) = self.lease(Some(id.clone()), shape.modern_version.is_some()) else {
+                let _ = self.slots_rx.try_recv();
+                return;
+            };
+            let me = Arc::clone(self);
+            let id2 = id.clone();
+            let spawned = thread::Builder::new()
+                .name("mcp-http-exchange".into())
+                .spawn(move || {
+                    me.request_exchange(&lease, &id2, &msg, &shape);
+                    me.release(lease);
+                    let _ = me.slots_rx.try_recv();
+                });
+            if let Err(e) = spawned {
+                let _ = self.slots_rx.try_recv();
+                self.fail(&id, format!("cannot start a thread for the request: {e}"));
+            }
+            return;
+        }
+        if let Some(id) = &shape.cancels {
+            let modern = self.cancel(id).unwrap_or(self.state().modern);
+            if modern {
+                // 2026-07-28 over HTTP: the closed stream is the cancellation.
+                return;
+            }
+        }
+        let is_initialized = msg.method() == Some("notifications/initialized");
+        let Some(lease) = self.lease(None, false) else {
+            return;
+        };
+        let accepted = self.post_one_way(&lease, &msg);
+        self.release(lease);
+        if accepted && is_initialized {
+            self.start_get_stream();
+        }
+    }
+
+    /// Reports a failed exchange as an error answer to request `id`.
+    fn fail(&self, id: &RequestId, message: String) {
+        self.fail_with(id, mcp_core::jsonrpc::ErrorObject::internal(message));
+    }
+
+    fn fail_with(&self, id: &RequestId, error: mcp_core::jsonrpc::ErrorObject) {
+        self.forward(ClientEvent::Message(Message::error(
+            Some(id.clone()),
+            error,
+        )));
+    }
+
+    fn start_get_stream(self: &Arc<Self>) {
+        if !self.cfg.get_stream {
+            return;
+        }
+        let mut st = self.state();
+        if st.closed || st.get_thread.is_some() || !st.legacy_ready {
+            return;
+        }
+        let me = Arc::clone(self);
+        match thread::Builder::new()
+            .name("mcp-http-get".into())
+            .spawn(move || me.get_stream())
+        {
+            Ok(t) => st.get_thread = Some(t),
+            Err(e) => log::warn!("cannot start the GET stream thread: {e}"),
+        }
+    }
+}
