@@ -1,0 +1,209 @@
+//! The HTTP client against the crate's own server, legacy era: session id minted by
+//! `initialize` and sent back, SSE answers with notifications first, the GET stream, 404 for a
+//! forgotten session, DELETE on close. Real sockets on 127.0.0.1.
+#![cfg(feature = "client")]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Ctl, TestService, eventually};
+use crossbeam_channel::Receiver;
+use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
+use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig, SESSION_NOT_FOUND};
+use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn start(cfg: HttpConfig) -> (ServerHandle, Arc<Ctl>) {
+    let ctl = Ctl::new();
+    let h = HttpServer::builder()
+        .bind("127.0.0.1:0")
+        .config(cfg)
+        .io_timeout(Duration::from_secs(5))
+        .build(TestService(ctl.clone()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (h, ctl)
+}
+
+fn url(h: &ServerHandle) -> String {
+    format!("http://{}/mcp", h.local_addr())
+}
+
+fn req(id: i64, method: &str, params: Value) -> Message {
+    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
+}
+
+fn next(rx: &Receiver<ClientEvent>) -> Message {
+    match rx.recv_timeout(WAIT).expect("a message in time") {
+        ClientEvent::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+fn result(m: &Message) -> Value {
+    match m {
+        Message::Response(r) => r.result().unwrap(),
+        other => panic!("expected a response, got {other:?}"),
+    }
+}
+
+/// initialize + notifications/initialized, as the MCP client does it.
+fn handshake(c: &HttpClient, version: &str) {
+    c.sender()
+        .send(req(
+            1,
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        ))
+        .unwrap();
+    let m = next(&c.receiver());
+    assert_eq!(result(&m)["protocolVersion"], version);
+    assert!(c.session_id().is_some(), "the minted session id is kept");
+    c.sender()
+        .send(Message::Notification(Notification::bare(
+            "notifications/initialized",
+        )))
+        .unwrap();
+}
+
+#[test]
+fn session_requests_sse_answers_and_delete_on_close() {
+    let (h, ctl) = start(HttpConfig::default());
+    let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-11-25");
+    assert_eq!(h.core().session_count(), 1);
+    let rx = c.receiver();
+
+    // A plain request: only answered because the session id goes back on it.
+    c.sender().send(req(2, "echo", json!({"x": 1}))).unwrap();
+    let m = next(&rx);
+    assert_eq!(m.id(), Some(&RequestId::Number(2)));
+    assert_eq!(result(&m)["echo"]["x"], 1);
+
+    // An SSE answer: the progress notification comes first, then the answer.
+    c.sender().send(req(3, "burst", json!({}))).unwrap();
+    for i in 0..10 {
+        let m = next(&rx);
+        assert_eq!(m.method(), Some("notifications/progress"), "event {i}");
+    }
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(3)));
+
+    // Unknown method: the server's JSON-RPC error reaches the caller with the request's id.
+    c.sender().send(req(4, "nope", json!({}))).unwrap();
+    match next(&rx) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(4)));
+            assert_eq!(e.error.code, -32601);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Closing DELETEs the session: the server closes it at once.
+    c.close();
+    assert!(ctl.wait_for("session-closed", WAIT).is_some());
+    assert!(eventually(WAIT, || h.core().session_count() == 0));
+    h.shutdown();
+}
+
+#[test]
+fn concurrent_requests_do_not_wait_for_a_slow_one() {
+    let (h, ctl) = start(HttpConfig::default());
+    let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-06-18");
+    let rx = c.receiver();
+    c.sender().send(req(10, "gated", json!({}))).unwrap();
+    assert_eq!(next(&rx).method(), Some("notifications/progress"));
+    // The gated call is still open; a ping goes through meanwhile.
+    c.sender().send(req(11, "ping", json!({}))).unwrap();
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(11)));
+    ctl.go_tx.send(()).unwrap();
+    assert_eq!(next(&rx).method(), Some("notifications/progress"));
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(10)));
+    c.close();
+    h.shutdown();
+}
+
+#[test]
+fn unrelated_notifications_arrive_on_the_get_stream() {
+    let (h, _ctl) = start(HttpConfig::default());
+    let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-11-25");
+    let rx = c.receiver();
+    // The server can only send an unrelated notification once the GET stream is attached;
+    // ask until it says it could.
+    let mut id = 100;
+    let mut seen = 0;
+    let sent = eventually(WAIT, || {
+        id += 1;
+        c.sender().send(req(id, "notify_unrelated", json!({}))).unwrap();
+        loop {
+            let m = next(&rx);
+            if m.method() == Some("notifications/message") {
+                seen += 1;
+            } else if m.id() == Some(&RequestId::Number(id)) {
+                return result(&m)["sent"] == true;
+            }
+        }
+    });
+    assert!(sent, "the GET stream was opened after the handshake");
+    if seen == 0 {
+        let m = next(&rx);
+        assert_eq!(m.method(), Some("notifications/message"));
+    }
+    c.close();
+    h.shutdown();
+}
+
+#[test]
+fn a_forgotten_session_gives_a_clean_error() {
+    let (h, _ctl) = start(HttpConfig::default());
+    let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-03-26");
+    h.core().close_all();
+    c.sender().send(req(5, "echo", json!({}))).unwrap();
+    match next(&c.receiver()) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(5)));
+            assert_eq!(e.error.code, SESSION_NOT_FOUND);
+            assert!(e.error.message.contains("404"), "{}", e.error.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(c.end_reason().is_some_and(|r| r.contains("404")));
+    c.close();
+    h.shutdown();
+}
+
+#[test]
+fn a_refused_connection_fails_the_request_not_the_client() {
+    // A port with nothing listening: bind, note it, and close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = HttpClient::connect(
+        &format!("http://127.0.0.1:{port}/mcp"),
+        HttpClientConfig::default(),
+    )
+    .unwrap();
+    c.sender().send(req(1, "ping", json!({}))).unwrap();
+    match next(&c.receiver()) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(1)));
+            assert!(e.error.message.contains("POST"), "{}", e.error.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    c.close();
+}
+
+#[test]
+fn urls_must_be_http() {
+    assert!(HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).is_err());
+}
