@@ -1,6 +1,7 @@
 //! The tiny_http adapter: a listening socket with timeouts its connections inherit, accept
-//! loops that restart when tiny_http's accept thread dies, a capped set of request threads,
-//! and SSE written by hand (chunked, one flush per event).
+//! loops that restart when tiny_http's accept thread dies, request threads that take
+//! requests straight off tiny_http's queue and answer them (see [`workers`]), and SSE written
+//! by hand on stream threads (chunked, one flush per event).
 //!
 //! tiny_http 0.12 hazards and what this module does about each:
 //! - No socket timeouts: `SO_RCVTIMEO`/`SO_SNDTIMEO` are set on the listener (via `socket2`);
@@ -20,20 +21,20 @@
 //! - Unbounded threads: tiny_http has one thread per connection and no cap; requests in flight
 //!   here are capped (`max_in_flight`, 503 beyond), and idle connections end by timeout.
 
-use std::io::{self, Write};
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+mod workers;
 
-use crossbeam_channel::{Receiver, Sender, bounded};
+use std::io;
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use mcp_core::service::Service;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::Error;
 use crate::config::HttpConfig;
-use crate::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 use crate::transport::StreamableHttp;
 
 /// Builds an [`HttpServer`].
@@ -73,7 +74,8 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Requests handled at once, SSE streams included (default 512); beyond it 503.
+    /// Requests handled at once (default 512); beyond it 503. An answer that turns into an SSE
+    /// stream gives its place back: streams are bounded by sessions and streams per session.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
         self
@@ -155,16 +157,18 @@ impl HttpServer {
             stopping: AtomicBool::new(false),
             stop_rx,
             generations: AtomicUsize::new(0),
-            jobs: bounded(0),
+            gens: Mutex::new(Vec::new()),
+            streams: bounded(0),
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
-        let first = start_generation(shared.clone()).map_err(Error::Io)?;
+        let (token, exited) = bounded::<()>(0);
+        workers::start_generation(&shared, &token).map_err(Error::Io)?;
         Ok(ServerHandle {
             addr,
             shared,
             _stop: stop_tx,
             sweeper: Some(sweeper),
-            first: Some(first),
+            exited: Some(exited),
         })
     }
 
@@ -173,10 +177,8 @@ impl HttpServer {
     /// # Errors
     /// As [`HttpServer::spawn`].
     pub fn run(self) -> Result<(), Error> {
-        let mut h = self.spawn()?;
-        if let Some(t) = h.first.take() {
-            let _ = t.join();
-        }
+        let h = self.spawn()?;
+        h.wait();
         Ok(())
     }
 }
@@ -191,15 +193,17 @@ struct Shared {
     stopping: AtomicBool,
     stop_rx: Receiver<()>,
     generations: AtomicUsize,
-    /// Rendezvous with idle request threads: a send succeeds only when one is waiting.
-    jobs: (Sender<Job>, Receiver<Job>),
+    /// The generations that may still have threads, for waking them at shutdown.
+    gens: Mutex<Vec<Weak<workers::Gen>>>,
+    /// Rendezvous with idle stream threads: a send succeeds only when one is waiting.
+    streams: (Sender<StreamJob>, Receiver<StreamJob>),
 }
 
-/// One request for a request thread.
-type Job = Box<dyn FnOnce() + Send>;
+/// One SSE answer for a stream thread to write.
+type StreamJob = Box<dyn FnOnce() + Send>;
 
-/// How long an idle request thread waits for another request before it ends.
-const REQUEST_THREAD_IDLE: Duration = Duration::from_secs(5);
+/// Longest wait in [`ServerHandle::shutdown`] for requests being answered to finish.
+const STOP_WAIT: Duration = Duration::from_secs(1);
 
 /// A running server.
 pub struct ServerHandle {
@@ -207,7 +211,8 @@ pub struct ServerHandle {
     shared: Arc<Shared>,
     _stop: Sender<()>,
     sweeper: Option<crate::transport::Sweeper>,
-    first: Option<JoinHandle<()>>,
+    /// Disconnected once every recv thread has ended (each holds a sender).
+    exited: Option<Receiver<()>>,
 }
 
 impl ServerHandle {
@@ -221,7 +226,7 @@ impl ServerHandle {
         &self.shared.core
     }
 
-    /// Requests being handled right now (open SSE streams included).
+    /// Requests being handled right now (open SSE streams are not counted).
     pub fn in_flight(&self) -> usize {
         self.shared.in_flight.load(Ordering::Relaxed)
     }
@@ -236,8 +241,8 @@ impl ServerHandle {
         self.shared.generations.load(Ordering::Relaxed)
     }
 
-    /// Stops accepting, closes every session (ending their streams) and waits for the first
-    /// accept loop; later loops end within about a second.
+    /// Stops accepting, closes every session (ending their streams) and waits until the
+    /// request threads have ended; one still answering a request is given about a second.
     pub fn shutdown(mut self) {
         self.stop();
     }
@@ -248,8 +253,28 @@ impl ServerHandle {
         if let Some(s) = self.sweeper.take() {
             s.stop();
         }
-        if let Some(t) = self.first.take() {
-            let _ = t.join();
+        let gens: Vec<_> = match self.shared.gens.lock() {
+            Ok(mut g) => g.drain(..).filter_map(|w| w.upgrade()).collect(),
+            Err(_) => Vec::new(),
+        };
+        // Wake the threads waiting in recv so they see the stop at once.
+        for g in &gens {
+            for _ in 0..g.threads.load(Ordering::SeqCst) {
+                g.server.unblock();
+            }
+        }
+        drop(gens);
+        if let Some(rx) = self.exited.take() {
+            if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(STOP_WAIT) {
+                log::debug!("shutdown: requests still being answered are left to finish");
+            }
+        }
+    }
+
+    /// Blocks while the server runs (for [`HttpServer::run`]).
+    fn wait(&self) {
+        if let Some(rx) = &self.exited {
+            while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(3600)) {}
         }
     }
 }
@@ -258,261 +283,6 @@ impl Drop for ServerHandle {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-const POLL: Duration = Duration::from_millis(250);
-
-fn start_generation(shared: Arc<Shared>) -> io::Result<JoinHandle<()>> {
-    let listener = shared.listener.try_clone()?;
-    let server = tiny_http::Server::from_listener(listener, None)
-        .map_err(|e| io::Error::other(e.to_string()))?;
-    shared.generations.fetch_add(1, Ordering::Relaxed);
-    thread::Builder::new()
-        .name("mcp-http-accept".into())
-        .spawn(move || generation_loop(shared, server))
-}
-
-/// Serves one `tiny_http::Server`. When its accept thread dies (an idle `accept()` timed out,
-/// or a real error such as EMFILE), the next generation is started and this one keeps serving
-/// the connections it already has until they have been quiet long enough to have timed out.
-fn generation_loop(shared: Arc<Shared>, server: tiny_http::Server) {
-    let mine = Arc::new(AtomicUsize::new(0));
-    let mut accept_dead = false;
-    let mut last = Instant::now();
-
-    loop {
-        if shared.stopping.load(Ordering::SeqCst) {
-            break;
-        }
-        match server.recv_timeout(POLL) {
-            Ok(Some(rq)) => {
-                last = Instant::now();
-                dispatch(&shared, &mine, rq);
-            }
-            Ok(None) => {
-                let quiet = last.elapsed() > shared.io_timeout * 2 + POLL;
-                if accept_dead && quiet && mine.load(Ordering::SeqCst) == 0 {
-                    break;
-                }
-            }
-            Err(e) if !accept_dead => {
-                accept_dead = true;
-                last = Instant::now();
-                let idle = matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                );
-                if !idle {
-                    log::warn!("accept failed ({e}); restarting the accept loop");
-                    // Back off on real errors (EMFILE ...) without spinning; a stop ends it.
-                    let _ = shared.stop_rx.recv_timeout(Duration::from_millis(200));
-                }
-                loop {
-                    if shared.stopping.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    match start_generation(shared.clone()) {
-                        // Not joined: this generation must be able to end before its
-                        // successor does, or retired generations would pile up.
-                        Ok(_successor) => break,
-                        Err(e) => {
-                            log::error!("cannot restart the accept loop: {e}");
-                            let _ = shared.stop_rx.recv_timeout(Duration::from_secs(1));
-                        }
-                    }
-                }
-            }
-            Err(_) => {}
-        }
-    }
-    drop(server);
-}
-
-struct InFlight(Arc<Shared>, Arc<AtomicUsize>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
-        self.1.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Whether tiny_http may drop a request with `remaining` unread body bytes: its drain
-/// allocates `remaining` bytes at once and aborts the process when that fails.
-fn drain_is_safe(remaining: usize) -> bool {
-    if remaining <= 1 << 20 {
-        return true;
-    }
-    let mut probe: Vec<u8> = Vec::new();
-    probe.try_reserve_exact(remaining).is_ok()
-}
-
-fn dispatch(shared: &Arc<Shared>, mine: &Arc<AtomicUsize>, rq: tiny_http::Request) {
-    let cfg = shared.core.config();
-    let declared = rq.body_length().unwrap_or(0);
-    if declared > cfg.max_body && !drain_is_safe(declared) {
-        refuse_forever(shared, rq);
-        return;
-    }
-    let n = shared.in_flight.fetch_add(1, Ordering::SeqCst);
-    mine.fetch_add(1, Ordering::SeqCst);
-    let guard = InFlight(shared.clone(), mine.clone());
-    if n >= shared.max_in_flight {
-        drop(guard);
-        let _ = rq.respond(tiny_http::Response::empty(503).with_header(header("Retry-After", "1")));
-        return;
-    }
-    let s2 = shared.clone();
-    let job: Job = Box::new(move || serve(&s2, rq, guard));
-    // An idle request thread takes the request if there is one: starting and ending a thread
-    // per request (stack, guard page, sigaltstack, TLB shootdowns) cost more than the request.
-    // The channel has no buffer, so a request never waits behind a busy thread.
-    let job = match shared.jobs.0.try_send(job) {
-        Ok(()) => return,
-        Err(e) => e.into_inner(),
-    };
-    let jobs = shared.jobs.1.clone();
-    let spawned = thread::Builder::new()
-        .name("mcp-http-req".into())
-        .spawn(move || {
-            job();
-            while let Ok(job) = jobs.recv_timeout(REQUEST_THREAD_IDLE) {
-                job();
-            }
-        });
-    if let Err(e) = spawned {
-        log::error!("cannot start a request thread: {e}");
-    }
-}
-
-/// The request declared a body too large to drain: answer 413 and never drop it.
-fn refuse_forever(shared: &Shared, rq: tiny_http::Request) {
-    log::warn!(
-        "request from {:?} declared a {} byte body; refused, connection abandoned",
-        rq.remote_addr(),
-        rq.body_length().unwrap_or(0)
-    );
-    let stream = rq.upgrade("close", tiny_http::Response::empty(413));
-    shared.leaked.fetch_add(1, Ordering::Relaxed);
-    std::mem::forget(stream);
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap_or_else(|_| {
-        tiny_http::Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).expect("static header")
-    })
-}
-
-/// Answers one request. `slot` is its place under `max_in_flight`, given back as soon as the
-/// answer turns into a long-lived SSE stream: streams have their own bounds (sessions times
-/// streams per session), and idle listeners must not lock out ordinary requests.
-fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight) {
-    let head = HttpRequest {
-        method: rq.method().as_str().to_ascii_uppercase(),
-        target: rq.url().to_owned(),
-        headers: rq
-            .headers()
-            .iter()
-            .map(|h| {
-                (
-                    h.field.as_str().as_str().to_owned(),
-                    h.value.as_str().to_owned(),
-                )
-            })
-            .collect(),
-        content_length: rq.body_length().map(|l| l as u64),
-        remote_addr: rq.remote_addr().copied(),
-    };
-    let http10 = rq.http_version() == &tiny_http::HTTPVersion(1, 0);
-    let resp = shared.core.handle(&head, rq.as_reader());
-    let HttpResponse {
-        status,
-        headers,
-        body,
-    } = resp;
-    match body {
-        Body::Bytes(bytes) => {
-            let mut r = tiny_http::Response::from_data(bytes).with_status_code(status);
-            for (n, v) in &headers {
-                r.add_header(header(n, v));
-            }
-            if let Err(e) = rq.respond(r) {
-                log::debug!("writing a response failed: {e}");
-            }
-        }
-        Body::Sse(sse) => {
-            drop(slot);
-            let w = rq.into_writer();
-            write_sse(w, status, &headers, sse, !http10);
-        }
-    }
-}
-
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        _ => "Status",
-    }
-}
-
-fn chunk(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
-    if chunked {
-        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-        out.extend_from_slice(data);
-        out.extend_from_slice(b"\r\n");
-    } else {
-        out.extend_from_slice(data);
-    }
-}
-
-/// Writes an SSE response by hand: the head, then each event as one chunk followed by a
-/// flush, `:` comments when idle, and the terminating chunk. The connection is closed
-/// afterwards (`Connection: close`), because tiny_http may already have given up reading
-/// from it while the stream ran.
-fn write_sse(
-    mut w: Box<dyn Write + Send>,
-    status: u16,
-    headers: &[(String, String)],
-    mut sse: SseBody,
-    chunked: bool,
-) {
-    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-    for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
-    }
-    if chunked {
-        head.push_str("Transfer-Encoding: chunked\r\n");
-    }
-    head.push_str("Connection: close\r\n\r\n");
-    // The head goes out at once: a client waits for it before it treats the stream as open.
-    let mut ok = w.write_all(head.as_bytes()).and_then(|_| w.flush()).is_ok();
-    let mut buf = Vec::new();
-    while ok {
-        let next = sse.next_event();
-        let end = matches!(next, SseNext::End);
-        match next {
-            SseNext::Event(e) => chunk(&mut buf, &e, chunked),
-            SseNext::Idle => chunk(&mut buf, b":\n\n", chunked),
-            SseNext::End => {
-                if chunked {
-                    buf.extend_from_slice(b"0\r\n\r\n");
-                }
-            }
-        }
-        if w.write_all(&buf).and_then(|_| w.flush()).is_err() {
-            ok = false;
-            break;
-        }
-        buf.clear();
-        if end {
-            break;
-        }
-    }
-    sse.finish(if ok {
-        StreamEnd::Completed
-    } else {
-        StreamEnd::ClientGone
-    });
 }
 
 #[cfg(test)]
@@ -538,12 +308,5 @@ mod tests {
             wt >= Duration::from_millis(690) && wt <= Duration::from_millis(710),
             "{wt:?}"
         );
-    }
-
-    #[test]
-    fn draining_is_judged_by_whether_the_allocation_could_succeed() {
-        assert!(drain_is_safe(0));
-        assert!(drain_is_safe(10 << 20));
-        assert!(!drain_is_safe(999_999_999_999_999));
     }
 }

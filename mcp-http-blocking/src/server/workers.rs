@@ -1,0 +1,394 @@
+//! The threads that take requests off tiny_http's queue and answer them.
+//!
+//! Each generation of `tiny_http::Server` has its own set of recv threads. A recv thread that
+//! takes a request answers it itself, on the spot: handing every request to another thread
+//! cost a wake-up and a context switch per request, which on a busy machine was the larger
+//! part of a small request's cost. Two rules keep a recv thread from holding up others:
+//! - When a thread takes a request and no other thread of its generation is left waiting in
+//!   `recv`, it starts one more before it serves, so a slow request (a JSON answer can wait
+//!   up to `request_timeout`) never leaves queued requests without a taker. The in-flight cap
+//!   bounds how many can be busy at once; a thread idle for [`THREAD_IDLE`] ends, as long as
+//!   another one is still waiting.
+//! - A long-lived answer, an SSE stream, is written by a stream thread (reused through a
+//!   rendezvous channel), never by a recv thread.
+
+use std::io::{self, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+
+use super::Shared;
+use crate::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+
+/// How long a recv thread waits in `recv` before it looks at the server's state again.
+pub(super) const POLL: Duration = Duration::from_millis(250);
+
+/// How long a spare thread (recv or stream) waits for work before it ends.
+const THREAD_IDLE: Duration = Duration::from_secs(5);
+
+/// One generation: a `tiny_http::Server` on a clone of the listener, and the counts its recv
+/// threads share.
+pub(super) struct Gen {
+    pub(super) server: tiny_http::Server,
+    born: Instant,
+    /// Milliseconds after `born` when the last request was taken.
+    last: AtomicU64,
+    /// tiny_http's accept thread has ended: this generation only serves the connections it has.
+    accept_dead: AtomicBool,
+    /// Set once this generation has nothing left to serve; its threads end.
+    retired: AtomicBool,
+    /// Threads waiting in `recv` (or about to).
+    idle: AtomicUsize,
+    /// Threads alive.
+    pub(super) threads: AtomicUsize,
+    /// Requests of this generation holding an in-flight slot.
+    busy: AtomicUsize,
+}
+
+impl Gen {
+    fn touch(&self) {
+        let ms = self.born.elapsed().as_millis() as u64;
+        self.last.store(ms, Ordering::Relaxed);
+    }
+
+    fn quiet_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last.load(Ordering::Relaxed));
+        self.born.elapsed().saturating_sub(last)
+    }
+
+    /// Leaves the idle set unless this is the last thread in it.
+    fn leave_idle(&self) -> bool {
+        self.idle
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n > 1).then(|| n - 1)
+            })
+            .is_ok()
+    }
+}
+
+/// Starts a generation: a fresh `tiny_http::Server` on a clone of the listener, and its first
+/// recv thread. `token` is cloned into every recv thread; the server's handle waits for all
+/// clones to be gone.
+pub(super) fn start_generation(shared: &Arc<Shared>, token: &Sender<()>) -> io::Result<()> {
+    let listener = shared.listener.try_clone()?;
+    let server = tiny_http::Server::from_listener(listener, None)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let generation = Arc::new(Gen {
+        server,
+        born: Instant::now(),
+        last: AtomicU64::new(0),
+        accept_dead: AtomicBool::new(false),
+        retired: AtomicBool::new(false),
+        idle: AtomicUsize::new(0),
+        threads: AtomicUsize::new(0),
+        busy: AtomicUsize::new(0),
+    });
+    add_thread(shared, &generation, token)?;
+    shared.generations.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut gens) = shared.gens.lock() {
+        gens.retain(|g| g.strong_count() > 0);
+        gens.push(Arc::downgrade(&generation));
+    }
+    Ok(())
+}
+
+/// Starts one more recv thread for `generation`, counted as idle from the start.
+fn add_thread(shared: &Arc<Shared>, generation: &Arc<Gen>, token: &Sender<()>) -> io::Result<()> {
+    generation.idle.fetch_add(1, Ordering::SeqCst);
+    generation.threads.fetch_add(1, Ordering::SeqCst);
+    let (s, g, t) = (shared.clone(), generation.clone(), token.clone());
+    let spawned = thread::Builder::new()
+        .name("mcp-http-recv".into())
+        .spawn(move || recv_loop(&s, &g, &t));
+    if let Err(e) = spawned {
+        generation.idle.fetch_sub(1, Ordering::SeqCst);
+        generation.threads.fetch_sub(1, Ordering::SeqCst);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Takes requests of one generation and serves them. When tiny_http's accept thread dies (an
+/// idle `accept()` timed out, or a real error such as EMFILE), the thread that hears of it
+/// starts the next generation; this one keeps serving the connections it already has until
+/// they have been quiet long enough to have timed out.
+fn recv_loop(shared: &Arc<Shared>, generation: &Arc<Gen>, token: &Sender<()>) {
+    let g = &**generation;
+    let mut idle_since = Instant::now();
+    let mut in_idle_set = true;
+    loop {
+        if shared.stopping.load(Ordering::SeqCst) || g.retired.load(Ordering::SeqCst) {
+            break;
+        }
+        match g.server.recv_timeout(POLL) {
+            Ok(Some(rq)) => {
+                g.touch();
+                if g.idle.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    // Nobody else is waiting: keep a taker for the requests behind this one.
+                    if let Err(e) = add_thread(shared, generation, token) {
+                        log::error!("cannot start a request thread: {e}");
+                    }
+                }
+                let served = catch_unwind(AssertUnwindSafe(|| dispatch(shared, g, rq)));
+                if served.is_err() {
+                    log::error!("serving a request panicked");
+                }
+                g.idle.fetch_add(1, Ordering::SeqCst);
+                idle_since = Instant::now();
+            }
+            Ok(None) => {
+                let quiet = g.quiet_for() > shared.io_timeout * 2 + POLL;
+                if g.accept_dead.load(Ordering::SeqCst)
+                    && quiet
+                    && g.busy.load(Ordering::SeqCst) == 0
+                {
+                    g.retired.store(true, Ordering::SeqCst);
+                    break;
+                }
+                if idle_since.elapsed() >= THREAD_IDLE && g.leave_idle() {
+                    in_idle_set = false;
+                    break;
+                }
+            }
+            Err(e) => {
+                if g.accept_dead.swap(true, Ordering::SeqCst) {
+                    continue;
+                }
+                g.touch();
+                restart(shared, token, &e);
+            }
+        }
+    }
+    if in_idle_set {
+        g.idle.fetch_sub(1, Ordering::SeqCst);
+    }
+    g.threads.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Starts the next generation after tiny_http's accept thread reported `e` and ended.
+fn restart(shared: &Arc<Shared>, token: &Sender<()>, e: &io::Error) {
+    let idle = matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    );
+    if !idle {
+        log::warn!("accept failed ({e}); restarting the accept loop");
+        // Back off on real errors (EMFILE ...) without spinning; a stop ends it.
+        let _ = shared.stop_rx.recv_timeout(Duration::from_millis(200));
+    }
+    while !shared.stopping.load(Ordering::SeqCst) {
+        match start_generation(shared, token) {
+            Ok(()) => break,
+            Err(e) => {
+                log::error!("cannot restart the accept loop: {e}");
+                let _ = shared.stop_rx.recv_timeout(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// A request's place under `max_in_flight`.
+struct InFlight<'a>(&'a Shared, &'a Gen);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.1.busy.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Whether tiny_http may drop a request with `remaining` unread body bytes: its drain
+/// allocates `remaining` bytes at once and aborts the process when that fails.
+pub(super) fn drain_is_safe(remaining: usize) -> bool {
+    if remaining <= 1 << 20 {
+        return true;
+    }
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(remaining).is_ok()
+}
+
+fn dispatch(shared: &Shared, g: &Gen, rq: tiny_http::Request) {
+    let cfg = shared.core.config();
+    let declared = rq.body_length().unwrap_or(0);
+    if declared > cfg.max_body && !drain_is_safe(declared) {
+        refuse_forever(shared, rq);
+        return;
+    }
+    let n = shared.in_flight.fetch_add(1, Ordering::SeqCst);
+    g.busy.fetch_add(1, Ordering::SeqCst);
+    let slot = InFlight(shared, g);
+    if n >= shared.max_in_flight {
+        drop(slot);
+        let _ = rq.respond(tiny_http::Response::empty(503).with_header(header("Retry-After", "1")));
+        return;
+    }
+    serve(shared, rq, slot);
+}
+
+/// The request declared a body too large to drain: answer 413 and never drop it.
+fn refuse_forever(shared: &Shared, rq: tiny_http::Request) {
+    log::warn!(
+        "request from {:?} declared a {} byte body; refused, connection abandoned",
+        rq.remote_addr(),
+        rq.body_length().unwrap_or(0)
+    );
+    let stream = rq.upgrade("close", tiny_http::Response::empty(413));
+    shared.leaked.fetch_add(1, Ordering::Relaxed);
+    std::mem::forget(stream);
+}
+
+fn header(name: &str, value: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).unwrap_or_else(|_| {
+        tiny_http::Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).expect("static header")
+    })
+}
+
+/// Answers one request. `slot` is its place under `max_in_flight`, given back as soon as the
+/// answer turns into a long-lived SSE stream: streams have their own bounds (sessions times
+/// streams per session), and idle listeners must not lock out ordinary requests.
+fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight<'_>) {
+    let head = HttpRequest {
+        method: rq.method().as_str().to_ascii_uppercase(),
+        target: rq.url().to_owned(),
+        headers: rq
+            .headers()
+            .iter()
+            .map(|h| {
+                (
+                    h.field.as_str().as_str().to_owned(),
+                    h.value.as_str().to_owned(),
+                )
+            })
+            .collect(),
+        content_length: rq.body_length().map(|l| l as u64),
+        remote_addr: rq.remote_addr().copied(),
+    };
+    let http10 = rq.http_version() == &tiny_http::HTTPVersion(1, 0);
+    let resp = shared.core.handle(&head, rq.as_reader());
+    let HttpResponse {
+        status,
+        headers,
+        body,
+    } = resp;
+    match body {
+        Body::Bytes(bytes) => {
+            let mut r = tiny_http::Response::from_data(bytes).with_status_code(status);
+            for (n, v) in &headers {
+                r.add_header(header(n, v));
+            }
+            if let Err(e) = rq.respond(r) {
+                log::debug!("writing a response failed: {e}");
+            }
+        }
+        Body::Sse(sse) => {
+            drop(slot);
+            let w = rq.into_writer();
+            stream(shared, move || write_sse(w, status, &headers, sse, !http10));
+        }
+    }
+}
+
+/// Runs `write` on a stream thread: an idle one if there is one (the channel has no buffer,
+/// so a stream never waits behind a busy thread), else a new one.
+fn stream(shared: &Shared, write: impl FnOnce() + Send + 'static) {
+    let job = match shared.streams.0.try_send(Box::new(write)) {
+        Ok(()) => return,
+        Err(e) => e.into_inner(),
+    };
+    let jobs = shared.streams.1.clone();
+    let spawned = thread::Builder::new()
+        .name("mcp-http-sse".into())
+        .spawn(move || {
+            job();
+            while let Ok(job) = jobs.recv_timeout(THREAD_IDLE) {
+                job();
+            }
+        });
+    if let Err(e) = spawned {
+        // The job, and with it the stream, is dropped: the client sees the connection close.
+        log::error!("cannot start a stream thread: {e}");
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        _ => "Status",
+    }
+}
+
+fn chunk(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        out.extend_from_slice(data);
+    }
+}
+
+/// Writes an SSE response by hand: the head, then each event as one chunk followed by a
+/// flush, `:` comments when idle, and the terminating chunk. The connection is closed
+/// afterwards (`Connection: close`), because tiny_http may already have given up reading
+/// from it while the stream ran.
+fn write_sse(
+    mut w: Box<dyn Write + Send>,
+    status: u16,
+    headers: &[(String, String)],
+    mut sse: SseBody,
+    chunked: bool,
+) {
+    let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    if chunked {
+        head.push_str("Transfer-Encoding: chunked\r\n");
+    }
+    head.push_str("Connection: close\r\n\r\n");
+    // The head goes out at once: a client waits for it before it treats the stream as open.
+    let mut ok = w.write_all(head.as_bytes()).and_then(|_| w.flush()).is_ok();
+    let mut buf = Vec::new();
+    while ok {
+        let next = sse.next_event();
+        let end = matches!(next, SseNext::End);
+        match next {
+            SseNext::Event(e) => chunk(&mut buf, &e, chunked),
+            SseNext::Idle => chunk(&mut buf, b":\n\n", chunked),
+            SseNext::End => {
+                if chunked {
+                    buf.extend_from_slice(b"0\r\n\r\n");
+                }
+            }
+        }
+        if w.write_all(&buf).and_then(|_| w.flush()).is_err() {
+            ok = false;
+            break;
+        }
+        buf.clear();
+        if end {
+            break;
+        }
+    }
+    sse.finish(if ok {
+        StreamEnd::Completed
+    } else {
+        StreamEnd::ClientGone
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draining_is_judged_by_whether_the_allocation_could_succeed() {
+        assert!(drain_is_safe(0));
+        assert!(drain_is_safe(10 << 20));
+        assert!(!drain_is_safe(999_999_999_999_999));
+    }
+}
