@@ -140,7 +140,9 @@ fn unrelated_notifications_arrive_on_the_get_stream() {
     let mut seen = 0;
     let sent = eventually(WAIT, || {
         id += 1;
-        c.sender().send(req(id, "notify_unrelated", json!({}))).unwrap();
+        c.sender()
+            .send(req(id, "notify_unrelated", json!({})))
+            .unwrap();
         loop {
             let m = next(&rx);
             if m.method() == Some("notifications/message") {

@@ -73,7 +73,11 @@ fn headers_match_the_body_even_for_non_ascii_names() {
     let rx = c.receiver();
     // The server answers 400/-32020 when Mcp-Method or Mcp-Name disagree with the body.
     c.sender()
-        .send(req(1, "tools/call", json!({"name": "日本語-tool", "arguments": {}})))
+        .send(req(
+            1,
+            "tools/call",
+            json!({"name": "日本語-tool", "arguments": {}}),
+        ))
         .unwrap();
     let m = next(&rx);
     assert_eq!(result(&m)["echo"]["name"], "日本語-tool");

@@ -41,7 +41,6 @@ pub use headers::encode_value as encode_header_value;
 
 /// Settings of an [`HttpClient`].
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct HttpClientConfig {
     /// Longest wait for a TCP (and TLS) connection (default 10 s).
     pub connect_timeout: Duration,

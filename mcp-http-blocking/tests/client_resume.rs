@@ -1,0 +1,367 @@
+//! The HTTP client against a scripted HTTP server on 127.0.0.1, for what a well-behaved server
+//! rarely does: streams that break (resumed with `Last-Event-ID` after the `retry:` delay, a
+//! bounded number of times), oversized answers, bare HTTP errors, a GET stream refused with
+//! 405, and the exact headers of each request.
+#![cfg(feature = "client")]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
+use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// One request as the scripted server saw it.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    headers: HashMap<String, String>,
+    body: Value,
+    at: Instant,
+}
+
+impl Seen {
+    fn header(&self, n: &str) -> Option<&str> {
+        self.headers.get(n).map(String::as_str)
+    }
+    fn rpc_method(&self) -> &str {
+        self.body["method"].as_str().unwrap_or("")
+    }
+}
+
+type Handler = dyn Fn(&Seen, &mut TcpStream) + Send + Sync;
+
+/// Serves up to 64 connections, one request each, answered by `handler`; reports each request.
+fn serve(handler: Arc<Handler>) -> (SocketAddr, Receiver<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = bounded(256);
+    thread::spawn(move || {
+        for conn in listener.incoming().take(64) {
+            let Ok(conn) = conn else { return };
+            let (h, tx) = (handler.clone(), tx.clone());
+            thread::spawn(move || one(conn, &*h, &tx));
+        }
+    });
+    (addr, rx)
+}
+
+fn one(mut conn: TcpStream, handler: &Handler, tx: &Sender<Seen>) {
+    conn.set_read_timeout(Some(WAIT)).unwrap();
+    let mut r = BufReader::new(conn.try_clone().unwrap());
+    let mut line = String::new();
+    if r.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let method = line.split_whitespace().next().unwrap_or("").to_owned();
+    let mut headers = HashMap::new();
+    loop {
+        let mut l = String::new();
+        r.read_line(&mut l).unwrap();
+        let l = l.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (n, v) = l.split_once(':').unwrap();
+        headers.insert(n.trim().to_ascii_lowercase(), v.trim().to_owned());
+    }
+    let len = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    let seen = Seen {
+        method,
+        headers,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        at: Instant::now(),
+    };
+    let _ = tx.send(seen.clone());
+    handler(&seen, &mut conn);
+    let _ = conn.flush();
+}
+
+fn json_answer(conn: &mut TcpStream, status: u16, extra: &str, body: &str) {
+    let _ = write!(
+        conn,
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+        body.len()
+    );
+}
+
+fn bare(conn: &mut TcpStream, status: u16, extra: &str) {
+    let _ = write!(
+        conn,
+        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n{extra}\r\n"
+    );
+}
+
+/// An SSE answer that ends (the connection closes) after `events`.
+fn sse(conn: &mut TcpStream, events: &str) {
+    let _ = write!(
+        conn,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n{events}"
+    );
+}
+
+fn init_answer(conn: &mut TcpStream, seen: &Seen) {
+    let body = json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}});
+    json_answer(conn, 200, "Mcp-Session-Id: sess-1\r\n", &body.to_string());
+}
+
+fn req(id: i64, method: &str) -> Message {
+    Message::Request(Request::new(RequestId::Number(id), method, &json!({})).unwrap())
+}
+
+fn next(rx: &Receiver<ClientEvent>) -> ClientEvent {
+    rx.recv_timeout(WAIT).expect("an event in time")
+}
+
+fn next_msg(rx: &Receiver<ClientEvent>) -> Message {
+    match next(rx) {
+        ClientEvent::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+fn connect(addr: SocketAddr, cfg: HttpClientConfig) -> HttpClient {
+    HttpClient::connect(&format!("http://{addr}/mcp"), cfg).unwrap()
+}
+
+fn initialize(c: &HttpClient, seen: &Receiver<Seen>) {
+    c.sender().send(req(1, "initialize")).unwrap();
+    assert!(matches!(next_msg(&c.receiver()), Message::Response(_)));
+    assert_eq!(seen.recv_timeout(WAIT).unwrap().rpc_method(), "initialize");
+}
+
+#[test]
+fn a_broken_stream_is_resumed_with_last_event_id_after_the_retry_delay() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", "slow") => sse(
+                conn,
+                "id: s-1\nretry: 300\ndata: \n\nid: s-2\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n",
+            ),
+            ("GET", _) => sse(
+                conn,
+                "id: s-3\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"ok\":true}}\n\n",
+            ),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    initialize(&c, &seen);
+    let rx = c.receiver();
+    c.sender().send(req(2, "slow")).unwrap();
+    assert_eq!(next_msg(&rx).method(), Some("notifications/progress"));
+    match next_msg(&rx) {
+        Message::Response(r) => assert_eq!(r.id, RequestId::Number(2)),
+        other => panic!("{other:?}"),
+    }
+    let post = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(post.header("mcp-session-id"), Some("sess-1"));
+    assert_eq!(post.header("mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(
+        post.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    let get = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(get.method, "GET");
+    assert_eq!(get.header("last-event-id"), Some("s-2"));
+    assert_eq!(get.header("mcp-session-id"), Some("sess-1"));
+    assert!(
+        get.at - post.at >= Duration::from_millis(300),
+        "the server's retry: 300 is honoured ({:?})",
+        get.at - post.at
+    );
+    c.close();
+}
+
+#[test]
+fn resumption_gives_up_after_the_configured_attempts() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", _) => sse(conn, "id: a-1\nretry: 10\ndata: \n\n"),
+            // Every resumption ends at once, empty.
+            ("GET", _) => sse(conn, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let cfg = HttpClientConfig {
+        max_reconnects: 2,
+        ..HttpClientConfig::default()
+    };
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    c.sender().send(req(2, "slow")).unwrap();
+    match next_msg(&c.receiver()) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(2)));
+            assert!(e.error.message.contains("giving up"), "{}", e.error.message);
+        }
+        other => panic!("{other:?}"),
+    }
+    let gets = seen.try_iter().filter(|s| s.method == "GET").count();
+    assert_eq!(gets, 2);
+    c.close();
+}
+
+#[test]
+fn a_stream_without_event_ids_that_ends_early_fails_the_request() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        sse(
+            conn,
+            if s.method == "POST" {
+                ": nothing\n\n"
+            } else {
+                ""
+            },
+        );
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    c.sender().send(req(3, "x")).unwrap();
+    match next_msg(&c.receiver()) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(3)));
+            assert!(
+                e.error.message.contains("before the answer"),
+                "{}",
+                e.error.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    c.close();
+    assert!(
+        seen.try_iter().all(|s| s.method == "POST"),
+        "no resumption without ids"
+    );
+}
+
+#[test]
+fn answers_over_the_size_limit_are_refused() {
+    let (addr, _seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        let big = "x".repeat(8192);
+        let body = json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {"big": big}});
+        if s.rpc_method() == "json" {
+            json_answer(conn, 200, "", &body.to_string());
+        } else {
+            sse(conn, &format!("data: {body}\n\n"));
+        }
+    }));
+    let cfg = HttpClientConfig {
+        max_message: 1024,
+        ..HttpClientConfig::default()
+    };
+    let mut c = connect(addr, cfg);
+    for (id, method) in [(1, "json"), (2, "sse")] {
+        c.sender().send(req(id, method)).unwrap();
+        match next(&c.receiver()) {
+            ClientEvent::Malformed { id: Some(got), .. } => {
+                assert_eq!(got, RequestId::Number(id));
+            }
+            other => panic!("{method}: {other:?}"),
+        }
+    }
+    c.close();
+}
+
+#[test]
+fn bare_http_errors_become_error_answers() {
+    let (addr, _seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        match s.rpc_method() {
+            "a" => bare(conn, 405, "Allow: GET\r\n"),
+            _ => bare(
+                conn,
+                401,
+                "WWW-Authenticate: Bearer resource_metadata=\"http://x/.well-known/oauth-protected-resource\"\r\n",
+            ),
+        }
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    let rx = c.receiver();
+    c.sender().send(req(1, "a")).unwrap();
+    match next_msg(&rx) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(1)));
+            assert_eq!(e.error.code, -32601);
+            assert!(e.error.message.contains("405"));
+        }
+        other => panic!("{other:?}"),
+    }
+    c.sender().send(req(2, "b")).unwrap();
+    match next_msg(&rx) {
+        Message::Error(e) => {
+            assert!(e.error.message.contains("401"));
+            assert!(
+                e.error.message.contains("resource_metadata"),
+                "{}",
+                e.error.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    c.close();
+}
+
+#[test]
+fn handshake_headers_a_refused_get_stream_and_delete_on_close() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", "") if s.body.get("method").is_some() || s.body.get("id").is_some() => {
+                bare(conn, 202, "")
+            }
+            ("POST", m) if m.starts_with("notifications/") => bare(conn, 202, ""),
+            ("POST", _) => json_answer(
+                conn,
+                200,
+                "",
+                &json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {}}).to_string(),
+            ),
+            ("GET", _) => bare(conn, 405, "Allow: POST\r\n"),
+            ("DELETE", _) => bare(conn, 200, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let cfg = HttpClientConfig::default().with_header("Authorization", "Bearer t0k");
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    c.sender()
+        .send(Message::Notification(Notification::bare(
+            "notifications/initialized",
+        )))
+        .unwrap();
+    let n = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(n.rpc_method(), "notifications/initialized");
+    assert_eq!(n.header("mcp-session-id"), Some("sess-1"));
+    assert_eq!(n.header("mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(n.header("authorization"), Some("Bearer t0k"));
+    // The GET stream is tried once after the handshake; 405 is the end of it.
+    let g = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(g.method, "GET");
+    assert_eq!(g.header("accept"), Some("text/event-stream"));
+    // Requests still work.
+    c.sender().send(req(2, "ping")).unwrap();
+    assert_eq!(next_msg(&c.receiver()).id(), Some(&RequestId::Number(2)));
+    assert_eq!(seen.recv_timeout(WAIT).unwrap().rpc_method(), "ping");
+    c.close();
+    let d = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(d.method, "DELETE");
+    assert_eq!(d.header("mcp-session-id"), Some("sess-1"));
+    assert!(
+        seen.try_iter().all(|s| s.method != "GET"),
+        "no second GET after 405"
+    );
+}
