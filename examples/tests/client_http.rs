@@ -1,0 +1,337 @@
+//! `mcp-client` over Streamable HTTP against `everything --http 127.0.0.1:0`, in both eras:
+//! the handshake in every mode, tools including sampling and elicitation (legacy: real server
+//! requests on the SSE answer; 2026-07-28: the `input_required` retries), progress,
+//! cancellation, logging, a legacy resource subscription whose updates come on the GET
+//! stream, and a 2026-07-28 listen stream.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, bounded};
+use mcp_client::{CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision};
+use mcp_core::jsonrpc::Notification;
+use mcp_core::types::{CallToolResult, ContentBlock, CreateMessageResult, ElicitRequestParams};
+use mcp_core::types::{ElicitResult, SubscriptionFilter};
+use mcp_core::version::{Era, ProtocolVersion};
+use serde_json::{Map, Value, json};
+
+const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
+const PINNED: [Revision; 2] = [Revision::Legacy, Revision::Modern];
+
+/// `everything --http` on an ephemeral loopback port; killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(EVERYTHING)
+            .args(["--http", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("everything starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let (tx, rx) = bounded(1);
+        std::thread::spawn(move || {
+            let mut tx = Some(tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { return };
+                if let Some(rest) = line.split_once("listening on ").map(|x| x.1) {
+                    if let Some(tx) = tx.take() {
+                        let _ = tx.send(rest.trim().to_owned());
+                    }
+                }
+                // Keep draining so the server never blocks on a full pipe.
+            }
+        });
+        let url = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("everything prints its address");
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+type Asked = Arc<Mutex<Vec<String>>>;
+
+fn builder(revision: Revision, asked: &Asked) -> ClientBuilder {
+    let (a, b) = (Arc::clone(asked), Arc::clone(asked));
+    Client::builder()
+        .client_info("client-http-tests", "1.0.0")
+        .revision(revision)
+        .sampling(move |p| {
+            let prompt = serde_json::to_value(&p.messages).unwrap_or_default();
+            a.lock().unwrap().push(format!("sampling {prompt}"));
+            Ok(serde_json::from_value::<CreateMessageResult>(json!({
+                "role": "assistant", "model": "test-model", "stopReason": "endTurn",
+                "content": {"type": "text", "text": "This is a test response from the client"}
+            }))
+            .expect("a valid CreateMessageResult"))
+        })
+        .elicitation(move |p| {
+            let ElicitRequestParams::Form(form) = p else {
+                panic!("URL mode was not declared");
+            };
+            b.lock()
+                .unwrap()
+                .push(format!("elicitation {}", form.message));
+            let mut content = Map::new();
+            for (name, schema) in form.requested_schema.properties {
+                let schema = serde_json::to_value(schema).unwrap_or_default();
+                let value = schema
+                    .get("default")
+                    .cloned()
+                    .unwrap_or_else(|| json!(format!("{name}-value")));
+                content.insert(name, value);
+            }
+            Ok(ElicitResult::accept(content))
+        })
+}
+
+fn connect(server: &Server, revision: Revision) -> (Client, Asked) {
+    let asked = Asked::default();
+    let client = builder(revision, &asked)
+        .connect_http(&server.url)
+        .unwrap_or_else(|e| panic!("{revision:?}: connects over HTTP: {e}"));
+    (client, asked)
+}
+
+fn only_text(r: &CallToolResult) -> String {
+    match r.content.as_slice() {
+        [ContentBlock::Text(t)] => t.text.clone(),
+        other => panic!("expected one text block, got {other:?}"),
+    }
+}
+
+#[test]
+fn handshake_in_every_mode() {
+    let server = Server::start();
+    for (revision, era, version) in [
+        (Revision::Legacy, Era::Legacy, "2025-11-25"),
+        (Revision::Modern, Era::Modern, "2026-07-28"),
+        (Revision::Auto, Era::Modern, "2026-07-28"),
+        (
+            Revision::Exact(ProtocolVersion::V2025_06_18),
+            Era::Legacy,
+            "2025-06-18",
+        ),
+        (
+            Revision::Exact(ProtocolVersion::V2025_03_26),
+            Era::Legacy,
+            "2025-03-26",
+        ),
+    ] {
+        let (client, _) = connect(&server, revision);
+        assert_eq!(client.era(), era, "{revision:?}");
+        assert_eq!(client.protocol_version().as_str(), version, "{revision:?}");
+        assert_eq!(client.server_info().unwrap()["name"], "mcp-everything");
+        let r = client
+            .call_tool("test_simple_text", json!({}))
+            .unwrap_or_else(|e| panic!("{revision:?}: {e}"));
+        assert_eq!(only_text(&r), "This is a simple text response for testing.");
+        assert_eq!(client.close().unwrap(), None, "{revision:?}");
+    }
+}
+
+#[test]
+fn tools_sampling_and_elicitation_in_both_eras() {
+    let server = Server::start();
+    for revision in PINNED {
+        let (client, asked) = connect(&server, revision);
+        let tools: Vec<_> = client
+            .list_tools()
+            .collect::<Result<_, _>>()
+            .expect("tools/list");
+        assert!(tools.iter().any(|t| t.name == "test_simple_text"));
+        let call = |name: &str, args: Value| {
+            client
+                .call_tool(name, args)
+                .unwrap_or_else(|e| panic!("{revision:?} {name}: {e}"))
+        };
+        let r = call("test_simple_text", json!({}));
+        assert_eq!(only_text(&r), "This is a simple text response for testing.");
+        let r = call("test_error_handling", json!({}));
+        assert!(r.is_error(), "{revision:?}");
+        let r = call("test_sampling", json!({"prompt": "Test prompt"}));
+        assert_eq!(
+            only_text(&r),
+            "LLM response: This is a test response from the client",
+            "{revision:?}"
+        );
+        let r = call("test_elicitation", json!({"message": "Who are you?"}));
+        assert_eq!(
+            only_text(&r),
+            r#"User response: action=accept, content={"email":"email-value","username":"username-value"}"#,
+            "{revision:?}"
+        );
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 2, "{revision:?}: {asked:?}");
+        assert!(asked[0].starts_with("sampling ") && asked[0].contains("Test prompt"));
+        assert_eq!(asked[1], "elicitation Who are you?");
+        // Resources and prompts go through too (Mcp-Name carries the uri / name).
+        let read = client
+            .read_resource("test://static-text")
+            .unwrap_or_else(|e| panic!("{revision:?}: {e}"));
+        assert!(!read.contents.is_empty());
+        client.close().unwrap();
+    }
+}
+
+#[test]
+fn progress_and_cancellation_in_both_eras() {
+    let server = Server::start();
+    for revision in PINNED {
+        let (client, _) = connect(&server, revision);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = Arc::clone(&seen);
+        let options = CallOptions::new().on_progress(move |p| s.lock().unwrap().push(p.progress));
+        let r = client
+            .call_tool_with("test_tool_with_progress", json!({}), &options)
+            .unwrap();
+        assert_eq!(only_text(&r), "Progress test completed");
+        assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0], "{revision:?}");
+
+        let handle = CancelHandle::new();
+        let h = handle.clone();
+        let options = CallOptions::new()
+            .cancel_handle(handle.clone())
+            .on_progress(move |_| h.cancel());
+        let started = Instant::now();
+        let e = client
+            .call_tool_with("test_tool_with_progress", json!({}), &options)
+            .unwrap_err();
+        assert!(matches!(e, Error::Cancelled), "{revision:?}: {e}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let r = client.call_tool("test_simple_text", json!({})).unwrap();
+        assert_eq!(only_text(&r), "This is a simple text response for testing.");
+        client.close().unwrap();
+    }
+}
+
+fn notification_sink() -> (
+    impl Fn(&Notification) + Send + Sync + 'static,
+    Receiver<Notification>,
+) {
+    let (tx, rx) = bounded(256);
+    (
+        move |n: &Notification| {
+            let _ = tx.try_send(n.clone());
+        },
+        rx,
+    )
+}
+
+fn wait_notification(
+    rx: &Receiver<Notification>,
+    within: Duration,
+    pred: impl Fn(&Notification) -> bool,
+) -> Notification {
+    let deadline = Instant::now() + within;
+    loop {
+        let n = rx
+            .recv_deadline(deadline)
+            .expect("the notification arrives in time");
+        if pred(&n) {
+            return n;
+        }
+    }
+}
+
+#[test]
+fn logging_in_both_eras() {
+    let server = Server::start();
+    for revision in PINNED {
+        let (sink, rx) = notification_sink();
+        let client = Client::builder()
+            .revision(revision)
+            .on_notification(sink)
+            .connect_http(&server.url)
+            .unwrap();
+        client.set_logging_level(LoggingLevel::Info).unwrap();
+        client
+            .call_tool("test_tool_with_logging", json!({}))
+            .unwrap();
+        let mut data = Vec::new();
+        while data.len() < 3 {
+            let n = wait_notification(&rx, Duration::from_secs(10), |n| {
+                n.method == "notifications/message"
+            });
+            data.push(n.params_value()["data"].clone());
+        }
+        assert_eq!(
+            data,
+            [
+                "Tool execution started",
+                "Tool processing data",
+                "Tool execution completed"
+            ],
+            "{revision:?}"
+        );
+        client.close().unwrap();
+    }
+}
+
+#[test]
+fn legacy_resource_updates_arrive_on_the_get_stream() {
+    let server = Server::start();
+    let (sink, rx) = notification_sink();
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .on_notification(sink)
+        .connect_http(&server.url)
+        .unwrap();
+    client.subscribe("test://watched-resource").unwrap();
+    // The watched resource changes every 3 s, from about 5 s after start.
+    let n = wait_notification(&rx, Duration::from_secs(15), |n| {
+        n.method == "notifications/resources/updated"
+    });
+    assert_eq!(n.params_value()["uri"], "test://watched-resource");
+    client.unsubscribe("test://watched-resource").unwrap();
+    client.close().unwrap();
+}
+
+#[test]
+fn modern_listen_stream_over_http() {
+    let server = Server::start();
+    let (client, _) = connect(&server, Revision::Modern);
+    let mut sub = client
+        .listen(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["test://watched-resource".into()]),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        sub.acknowledged().resource_subscriptions.as_deref(),
+        Some(&["test://watched-resource".to_owned()][..])
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(!left.is_zero(), "no resource update on the listen stream");
+        let Some(n) = sub.next_timeout(left).unwrap() else {
+            continue;
+        };
+        if n.method == "notifications/resources/updated" {
+            assert_eq!(n.params_value()["uri"], "test://watched-resource");
+            break;
+        }
+    }
+    sub.close();
+    // Closing the listen stream left the connection usable.
+    let r = client.call_tool("test_simple_text", json!({})).unwrap();
+    assert_eq!(only_text(&r), "This is a simple text response for testing.");
+    client.close().unwrap();
+}
