@@ -102,9 +102,10 @@ fn errors_exit_non_zero() {
 }
 
 #[test]
-fn a_url_is_not_supported_yet() {
+fn an_unreachable_url_is_a_clear_error() {
+    // Port 9 on loopback: nothing listens there, so the connection is refused.
     let out = run(&["http://127.0.0.1:9/mcp", "tools"]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("HTTP not yet supported"), "{err}");
+    assert!(err.contains("127.0.0.1:9"), "{err}");
 }

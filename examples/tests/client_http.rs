@@ -53,7 +53,10 @@ impl Server {
         let url = rx
             .recv_timeout(Duration::from_secs(20))
             .expect("everything prints its address");
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+        assert!(
+            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+            "{url}"
+        );
         Server { child, url }
     }
 }
@@ -334,4 +337,25 @@ fn modern_listen_stream_over_http() {
     let r = client.call_tool("test_simple_text", json!({})).unwrap();
     assert_eq!(only_text(&r), "This is a simple text response for testing.");
     client.close().unwrap();
+}
+
+#[test]
+fn the_client_cli_takes_a_url() {
+    let server = Server::start();
+    for era in ["--legacy", "--modern"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_client"))
+            .args([era, &server.url, "call", "test_simple_text"])
+            .output()
+            .expect("the client binary runs");
+        assert!(
+            out.status.success(),
+            "{era}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_eq!(
+            v["content"][0]["text"], "This is a simple text response for testing.",
+            "{era}: {v}"
+        );
+    }
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! client [OPTIONS] ACTION [ARGS...] -- COMMAND [ARGS...]   (start COMMAND, talk over stdio)
-//! client [OPTIONS] URL ACTION [ARGS...]                    (Streamable HTTP: not yet)
+//! client [OPTIONS] URL ACTION [ARGS...]                    (Streamable HTTP, e.g.
+//!                                                            http://127.0.0.1:8080/mcp)
 //!
 //! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
 //!         | prompt NAME ['JSON'] | info
@@ -253,20 +254,19 @@ fn main() -> ExitCode {
     if log::set_boxed_logger(Box::new(StderrLog(level))).is_ok() {
         log::set_max_level(level);
     }
-    let command = match args.target {
-        Target::Url(url) => {
-            eprintln!("client: {url}: HTTP not yet supported (only `-- COMMAND ARGS...` works)");
-            return ExitCode::from(2);
-        }
-        Target::Command(c) => c,
-    };
     let mut builder = Client::builder()
         .client_info("mcp-blocking-cli", env!("CARGO_PKG_VERSION"))
         .revision(args.revision);
     if let Some(t) = args.timeout {
         builder = builder.timeout(Timeout::fixed(t)).handshake_timeout(t);
     }
-    let client = match builder.spawn(ChildBuilder::new(&command[0]).args(&command[1..])) {
+    let connected = match &args.target {
+        Target::Url(url) => builder.connect_http(url),
+        Target::Command(command) => {
+            builder.spawn(ChildBuilder::new(&command[0]).args(&command[1..]))
+        }
+    };
+    let client = match connected {
         Ok(c) => c,
         Err(e) => {
             eprintln!("client: {e}");
