@@ -365,3 +365,38 @@ fn handshake_headers_a_refused_get_stream_and_delete_on_close() {
         "no second GET after 405"
     );
 }
+
+#[test]
+fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        if s.body.get("id").is_none() {
+            // Never answer a notification: hold the connection for a while, then drop it.
+            let hold = bounded::<()>(0).1;
+            let _ = hold.recv_timeout(WAIT);
+            return;
+        }
+        let body = json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {}});
+        json_answer(conn, 200, "", &body.to_string());
+    }));
+    let cfg = HttpClientConfig {
+        ack_timeout: Duration::from_millis(300),
+        ..HttpClientConfig::default()
+    };
+    let mut c = connect(addr, cfg);
+    let started = Instant::now();
+    c.sender()
+        .send(Message::Notification(Notification::bare("notifications/x")))
+        .unwrap();
+    c.sender().send(req(1, "ping")).unwrap();
+    assert_eq!(next_msg(&c.receiver()).id(), Some(&RequestId::Number(1)));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        seen.recv_timeout(WAIT).unwrap().rpc_method(),
+        "notifications/x"
+    );
+    c.close();
+}

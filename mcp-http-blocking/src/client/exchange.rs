@@ -479,6 +479,9 @@ impl Shared {
     pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> bool {
         let hs = self.headers_for(&Shape::default());
         let rb = with_headers(lease.agent.post(&self.url), &hs)
+            .config()
+            .timeout_recv_response(Some(self.cfg.ack_timeout))
+            .build()
             .header("Accept", ACCEPT_BOTH)
             .header("Content-Type", "application/json");
         match rb.send(&msg.to_vec()[..]) {

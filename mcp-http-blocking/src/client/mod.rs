@@ -51,6 +51,10 @@ pub struct HttpClientConfig {
     /// Longest silence inside a response body before the stream counts as dead (default
     /// 5 min; servers send keep-alive comments more often than that).
     pub read_timeout: Duration,
+    /// Longest wait for the 202 that acknowledges a POSTed notification or response (default
+    /// 30 s). These are sent in order on one thread, so a server that never acknowledges one
+    /// must not hold up the rest for long.
+    pub ack_timeout: Duration,
     /// Largest single message, JSON body or SSE event (default 16 MiB).
     pub max_message: usize,
     /// Attempts to resume a broken stream with `Last-Event-ID`, in a row (default 5).
@@ -77,6 +81,7 @@ impl Default for HttpClientConfig {
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(600),
             read_timeout: Duration::from_secs(300),
+            ack_timeout: Duration::from_secs(30),
             max_message: 16 << 20,
             max_reconnects: 5,
             default_retry: Duration::from_secs(1),
