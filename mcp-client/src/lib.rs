@@ -11,8 +11,9 @@
 //! client retries the call with the answers, so the caller never sees the difference.
 //!
 //! What it is not for: it knows no transport by itself beyond a pair of channels
-//! ([`Transport`]); the stdio child-process transport ([`StdioTransport`]) is here, the
-//! Streamable HTTP one lives elsewhere, so a stdio-only host pulls in no HTTP crate.
+//! ([`Transport`]); the stdio child-process transport ([`StdioTransport`]) is here, and the
+//! Streamable HTTP one (`mcp-http-blocking`'s client) is glued in only with the `http`
+//! feature (`ClientBuilder::connect_http`), so a stdio-only host pulls in no HTTP crate.
 //!
 //! Threads: one reader per connection (drives the sans-I/O
 //! [`ClientEngine`](mcp_core::engine::ClientEngine), routes answers, enforces timeouts) and one
