@@ -359,3 +359,23 @@ fn the_client_cli_takes_a_url() {
         );
     }
 }
+
+#[test]
+fn the_2024_11_05_http_sse_transport_through_its_endpoint_event() {
+    let server = Server::start();
+    let sse_url = server.url.replace("/mcp", "/sse");
+    let asked = Asked::default();
+    let client = builder(Revision::Exact(ProtocolVersion::V2024_11_05), &asked)
+        .connect_http(&sse_url)
+        .expect("connects over HTTP+SSE");
+    assert_eq!(client.protocol_version().as_str(), "2024-11-05");
+    let r = client
+        .call_tool("test_sampling", json!({"prompt": "Old prompt"}))
+        .unwrap();
+    assert_eq!(
+        only_text(&r),
+        "LLM response: This is a test response from the client"
+    );
+    assert!(asked.lock().unwrap()[0].contains("Old prompt"));
+    client.close().unwrap();
+}

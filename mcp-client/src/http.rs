@@ -19,6 +19,7 @@ impl From<ClientEvent> for Incoming {
         match ev {
             ClientEvent::Message(m) => Incoming::Message(m),
             ClientEvent::Malformed { id, reason } => Incoming::Malformed { id, reason },
+            ClientEvent::Broken(why) => Incoming::Broken(why),
         }
     }
 }

@@ -209,3 +209,38 @@ fn a_refused_connection_fails_the_request_not_the_client() {
 fn urls_must_be_http() {
     assert!(HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).is_err());
 }
+
+#[test]
+fn an_http_sse_server_of_2024_11_05_is_reached_through_its_endpoint_event() {
+    let (h, _ctl) = start(HttpConfig::default());
+    let sse_url = format!("http://{}/sse", h.local_addr());
+    let mut c = HttpClient::connect(&sse_url, HttpClientConfig::default()).unwrap();
+    let rx = c.receiver();
+    // POST to /sse gets 405; the client GETs /sse, reads the endpoint, and posts there.
+    c.sender()
+        .send(req(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        ))
+        .unwrap();
+    assert_eq!(result(&next(&rx))["protocolVersion"], "2024-11-05");
+    assert_eq!(c.session_id(), None);
+    c.sender()
+        .send(Message::Notification(Notification::bare(
+            "notifications/initialized",
+        )))
+        .unwrap();
+    // Answers, notifications first, all come on the one stream.
+    c.sender().send(req(2, "progress", json!({}))).unwrap();
+    assert_eq!(next(&rx).method(), Some("notifications/progress"));
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(2)));
+    // The stream is the session: the server ending it is the end of the connection.
+    h.core().close_all();
+    match rx.recv_timeout(WAIT).expect("an event") {
+        ClientEvent::Broken(why) => assert!(why.contains("stream"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    c.close();
+    h.shutdown();
+}

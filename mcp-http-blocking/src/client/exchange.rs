@@ -2,7 +2,7 @@
 //! (resumed with `Last-Event-ID` when a legacy stream breaks), one-way POSTs, the legacy GET
 //! stream, and the DELETE that ends a session.
 
-use std::io::{self, BufReader};
+use std::io::{self, BufRead, BufReader};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use crossbeam_channel::select;
 use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes, decode};
 use serde_json::Value;
 use ureq::http::Response;
-use ureq::{Body, RequestBuilder};
+use ureq::{Body, BodyReader, RequestBuilder};
 
 use super::headers::Shape;
 use super::sse::SseReader;
@@ -23,7 +23,10 @@ const ERROR_BODY_LIMIT: u64 = 64 * 1024;
 /// The error code given to "the server forgot this session" (the code servers commonly use).
 pub const SESSION_NOT_FOUND: i64 = -32001;
 
-fn with_headers<B>(mut rb: RequestBuilder<B>, hs: &[(String, String)]) -> RequestBuilder<B> {
+pub(super) fn with_headers<B>(
+    mut rb: RequestBuilder<B>,
+    hs: &[(String, String)],
+) -> RequestBuilder<B> {
     for (n, v) in hs {
         rb = rb.header(n.as_str(), v.as_str());
     }
@@ -37,7 +40,7 @@ fn header(resp: &Response<Body>, name: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn mime(resp: &Response<Body>) -> String {
+pub(super) fn mime(resp: &Response<Body>) -> String {
     header(resp, "content-type")
         .unwrap_or_default()
         .split(';')
@@ -48,14 +51,14 @@ fn mime(resp: &Response<Body>) -> String {
 }
 
 /// Where a stream is, for resuming it: the last event id and the server's retry hint.
-struct Cursor {
-    last_id: Option<String>,
-    retry: Duration,
-    events: usize,
+pub(super) struct Cursor {
+    pub(super) last_id: Option<String>,
+    pub(super) retry: Duration,
+    pub(super) events: usize,
 }
 
 /// How reading a stream ended.
-enum PumpEnd {
+pub(super) enum PumpEnd {
     /// The answer to the exchange's request arrived.
     Answered,
     /// The client is closing or the exchange was cancelled.
@@ -106,7 +109,8 @@ impl Shared {
     /// Learns the negotiated revision from the `initialize` answer (the next POSTs, including
     /// `notifications/initialized`, need it before the client calls `set_protocol`).
     fn note_answer(&self, shape: &Shape, msg: &Message) {
-        if !shape.is_initialize {
+        if !shape.is_initialize && (msg.id().is_none() || self.state().init_id.as_ref() != msg.id())
+        {
             return;
         }
         if let Message::Response(r) = msg {
@@ -126,7 +130,7 @@ impl Shared {
 
     /// POSTs request `msg` and relays its answer.
     pub(super) fn request_exchange(
-        &self,
+        self: &Arc<Self>,
         lease: &Lease,
         id: &RequestId,
         msg: &Message,
@@ -134,7 +138,8 @@ impl Shared {
     ) {
         let hs = self.headers_for(shape);
         let body = msg.to_vec();
-        let rb = with_headers(lease.agent.post(&self.url), &hs)
+        let target = self.post_url();
+        let rb = with_headers(lease.agent.post(&target), &hs)
             .header("Accept", ACCEPT_BOTH)
             .header("Content-Type", "application/json");
         let resp = match rb.send(&body[..]) {
@@ -148,6 +153,14 @@ impl Shared {
         };
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
+            // A server of the 2024-11-05 era does not take POSTs at its SSE URL.
+            if shape.is_initialize
+                && matches!(status, 400 | 404 | 405)
+                && self.may_use_old_sse()
+                && self.old_sse_fallback(lease, id, msg, shape)
+            {
+                return;
+            }
             self.http_failure(id, shape, resp);
             return;
         }
@@ -175,6 +188,8 @@ impl Shared {
                 }
             }
             "text/event-stream" => self.follow_stream(lease, id, shape, resp.into_body()),
+            // HTTP+SSE (2024-11-05): the answer comes on the one SSE stream.
+            _ if status == 202 && self.state().old_endpoint.is_some() => {}
             _ if status == 202 => {
                 self.fail(
                     id,
@@ -272,7 +287,7 @@ impl Shared {
         let mut attempts = 0u32;
         loop {
             let why = match body.take() {
-                Some(b) => match self.pump(b, lease, Some(id), shape, &mut cur) {
+                Some(b) => match self.pump(&mut self.sse(b), lease, Some(id), shape, &mut cur) {
                     PumpEnd::Answered | PumpEnd::Stopped => return,
                     PumpEnd::Invalid(reason) => {
                         self.forward(ClientEvent::Malformed {
@@ -333,15 +348,19 @@ impl Shared {
     }
 
     /// Relays the events of one SSE body until it ends or the request is answered.
-    fn pump(
+    /// An SSE reader over a response body, bounded by the message size limit.
+    pub(super) fn sse(&self, body: Body) -> SseReader<BufReader<BodyReader<'static>>> {
+        SseReader::new(BufReader::new(body.into_reader()), self.cfg.max_message)
+    }
+
+    pub(super) fn pump<R: BufRead>(
         &self,
-        body: Body,
+        rd: &mut SseReader<R>,
         lease: &Lease,
         answer_to: Option<&RequestId>,
         shape: &Shape,
         cur: &mut Cursor,
     ) -> PumpEnd {
-        let mut rd = SseReader::new(BufReader::new(body.into_reader()), self.cfg.max_message);
         loop {
             let ev = match rd.next_event() {
                 Ok(Some(ev)) => ev,
@@ -429,7 +448,13 @@ impl Shared {
             let before = cur.events;
             let last = cur.last_id.clone().filter(|s| !s.is_empty());
             let stop = match self.open_get(&lease, last.as_deref()) {
-                Ok(body) => match self.pump(body, &lease, None, &Shape::default(), &mut cur) {
+                Ok(body) => match self.pump(
+                    &mut self.sse(body),
+                    &lease,
+                    None,
+                    &Shape::default(),
+                    &mut cur,
+                ) {
                     PumpEnd::Stopped | PumpEnd::Answered => true,
                     PumpEnd::Invalid(why) => {
                         log::warn!("the GET stream of {}: {why}", self.url);
@@ -478,7 +503,7 @@ impl Shared {
     /// POSTs a notification or a response; true when the server accepted it.
     pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> bool {
         let hs = self.headers_for(&Shape::default());
-        let rb = with_headers(lease.agent.post(&self.url), &hs)
+        let rb = with_headers(lease.agent.post(&self.post_url()), &hs)
             .config()
             .timeout_recv_response(Some(self.cfg.ack_timeout))
             .build()

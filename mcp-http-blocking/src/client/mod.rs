@@ -22,6 +22,7 @@
 
 mod exchange;
 mod headers;
+mod old_sse;
 mod sse;
 
 use std::collections::HashMap;
@@ -116,6 +117,9 @@ pub enum ClientEvent {
         /// What was wrong.
         reason: String,
     },
+    /// Nothing more can arrive: the one SSE stream of a 2024-11-05 HTTP+SSE server ended (it
+    /// was the session).
+    Broken(String),
 }
 
 /// A Streamable HTTP connection to one MCP endpoint. See the [module](self) docs.
@@ -289,6 +293,10 @@ struct State {
     closed: bool,
     session_lost: bool,
     legacy_ready: bool,
+    /// The id of the `initialize` request, whose answer names the revision.
+    init_id: Option<RequestId>,
+    /// Where to POST, once a 2024-11-05 server named it in its `endpoint` event.
+    old_endpoint: Option<String>,
     idle: Vec<Agent>,
     busy: HashMap<u64, Busy>,
     next_key: u64,
@@ -410,6 +418,9 @@ impl Shared {
         let shape = headers::shape(&msg);
         if let Message::Request(r) = &msg {
             let id = r.id.clone();
+            if shape.is_initialize {
+                self.state().init_id = Some(id.clone());
+            }
             // Wait for a free slot (bounded concurrency), or for the client to close.
             select! {
                 send(self.slots, ()) -> r => if r.is_err() { return },
@@ -452,6 +463,14 @@ impl Shared {
         }
     }
 
+    /// Where POSTs go: the endpoint URL, or the one a 2024-11-05 server named.
+    fn post_url(&self) -> String {
+        self.state()
+            .old_endpoint
+            .clone()
+            .unwrap_or_else(|| self.url.clone())
+    }
+
     /// Reports a failed exchange as an error answer to request `id`.
     fn fail(&self, id: &RequestId, message: String) {
         self.fail_with(id, mcp_core::jsonrpc::ErrorObject::internal(message));
@@ -469,7 +488,7 @@ impl Shared {
             return;
         }
         let mut st = self.state();
-        if st.closed || st.get_thread.is_some() || !st.legacy_ready {
+        if st.closed || st.get_thread.is_some() || !st.legacy_ready || st.old_endpoint.is_some() {
             return;
         }
         let me = Arc::clone(self);

@@ -1,0 +1,137 @@
+//! The 2024-11-05 HTTP+SSE transport, reached the way later revisions describe for backward
+//! compatibility: when `initialize` POSTed to the URL gets 400, 404 or 405, GET the URL; a
+//! server of that era answers with an SSE stream whose `endpoint` event names where to POST.
+//! From then on every message is POSTed there (and gets 202), and every answer, notification
+//! and server request comes on that one stream, which is the session.
+
+use std::sync::Arc;
+use std::thread;
+
+use mcp_core::jsonrpc::{Message, RequestId};
+
+use super::exchange::{Cursor, PumpEnd, mime, with_headers};
+use super::headers::Shape;
+use super::{ClientEvent, Lease, Shared};
+
+impl Shared {
+    /// True while no session of either kind exists yet.
+    pub(super) fn may_use_old_sse(&self) -> bool {
+        let st = self.state();
+        st.session.is_none() && st.old_endpoint.is_none() && !st.closed
+    }
+
+    /// Opens the HTTP+SSE stream, learns the endpoint, starts relaying the stream, and sends
+    /// `msg` (the `initialize`) again, to the endpoint. False when the server is not of that
+    /// era (the original failure then stands).
+    pub(super) fn old_sse_fallback(
+        self: &Arc<Self>,
+        lease: &Lease,
+        id: &RequestId,
+        msg: &Message,
+        shape: &Shape,
+    ) -> bool {
+        let Some(stream) = self.lease(None, false) else {
+            return false;
+        };
+        let resp = with_headers(stream.agent.get(&self.url), &self.cfg.headers)
+            .header("Accept", "text/event-stream")
+            .call();
+        let body = match resp {
+            Ok(r) if r.status().as_u16() == 200 && mime(&r) == "text/event-stream" => r.into_body(),
+            _ => {
+                self.release(stream);
+                return false;
+            }
+        };
+        let mut rd = self.sse(body);
+        let endpoint = loop {
+            match rd.next_event() {
+                Ok(Some(ev)) if ev.event.as_deref() == Some("endpoint") => {
+                    break resolve(&self.url, String::from_utf8_lossy(&ev.data).trim());
+                }
+                Ok(Some(_)) => {}
+                _ => break None,
+            }
+        };
+        let Some(endpoint) = endpoint else {
+            log::debug!("{}: no usable endpoint event", self.url);
+            self.release(stream);
+            return false;
+        };
+        log::debug!(
+            "{} speaks HTTP+SSE (2024-11-05); posting to {endpoint}",
+            self.url
+        );
+        self.state().old_endpoint = Some(endpoint);
+        let me = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name("mcp-http-sse".into())
+            .spawn(move || {
+                let mut cur = Cursor {
+                    last_id: None,
+                    retry: me.cfg.default_retry,
+                    events: 0,
+                };
+                let end = me.pump(&mut rd, &stream, None, &Shape::default(), &mut cur);
+                let cancelled = stream.cancelled();
+                me.release(stream);
+                if let (PumpEnd::Ended(why) | PumpEnd::Invalid(why), false) = (end, cancelled) {
+                    me.forward(ClientEvent::Broken(format!(
+                        "the server's SSE stream ended ({why})"
+                    )));
+                }
+            });
+        match spawned {
+            Ok(t) => self.state().get_thread = Some(t),
+            Err(e) => {
+                self.fail(id, format!("cannot start the SSE stream thread: {e}"));
+                return true;
+            }
+        }
+        self.request_exchange(lease, id, msg, shape);
+        true
+    }
+}
+
+/// The endpoint as an absolute URL, which must be on the same origin as `base` (a server
+/// must not send the client's messages elsewhere).
+fn resolve(base: &str, endpoint: &str) -> Option<String> {
+    let origin = |u: &str| -> Option<String> {
+        let (scheme, rest) = u.split_once("://")?;
+        let authority = rest.split(['/', '?', '#']).next()?;
+        Some(format!("{scheme}://{authority}"))
+    };
+    let base_origin = origin(base)?;
+    if endpoint.contains("://") {
+        return (origin(endpoint)? == base_origin).then(|| endpoint.to_owned());
+    }
+    if endpoint.starts_with('/') {
+        return Some(format!("{base_origin}{endpoint}"));
+    }
+    let path = base.split(['?', '#']).next()?;
+    let dir = &path[..path.rfind('/')? + 1];
+    Some(format!("{dir}{endpoint}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+
+    #[test]
+    fn endpoints_resolve_on_the_same_origin_only() {
+        let base = "http://127.0.0.1:8080/sse";
+        assert_eq!(
+            resolve(base, "/messages?sessionId=ab").as_deref(),
+            Some("http://127.0.0.1:8080/messages?sessionId=ab")
+        );
+        assert_eq!(
+            resolve("http://h:1/a/sse?x=1", "messages?s=1").as_deref(),
+            Some("http://h:1/a/messages?s=1")
+        );
+        assert_eq!(
+            resolve(base, "http://127.0.0.1:8080/m").as_deref(),
+            Some("http://127.0.0.1:8080/m")
+        );
+        assert_eq!(resolve(base, "http://evil.example/m"), None);
+    }
+}
