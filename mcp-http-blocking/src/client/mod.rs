@@ -19,6 +19,16 @@
 //! server has none). Broken streams that carried event ids are resumed with `Last-Event-ID`
 //! after the server's `retry:` delay, a bounded number of times. [`HttpClient::close`] ends
 //! every stream and DELETEs the session.
+//!
+//! Older servers: when `initialize` is refused with 400, 404 or 405, the client tries the
+//! 2024-11-05 HTTP+SSE transport (GET the URL, POST to the endpoint its `endpoint` event
+//! names, read every answer from that one stream), as the later revisions prescribe.
+//!
+//! Threads: one sends (in order); each request in flight has its own (at most
+//! [`HttpClientConfig::max_in_flight`]); the legacy GET stream has one. Every request holds
+//! its own ureq agent (reused afterwards for keep-alive), because shutting an agent down is
+//! the only way to interrupt a blocked read from another thread: that is how a cancelled
+//! request's stream is closed.
 
 mod exchange;
 mod headers;
