@@ -371,7 +371,7 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
     let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
         if s.body.get("id").is_none() {
             // Never answer a notification: hold the connection for a while, then drop it.
-            let hold = bounded::<()>(0).1;
+            let (_keep, hold) = bounded::<()>(0);
             let _ = hold.recv_timeout(WAIT);
             return;
         }
@@ -397,6 +397,44 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
     assert_eq!(
         seen.recv_timeout(WAIT).unwrap().rpc_method(),
         "notifications/x"
+    );
+    c.close();
+}
+
+#[test]
+fn a_stream_that_goes_silent_times_out() {
+    let (addr, _seen) = serve(Arc::new(|_: &Seen, conn: &mut TcpStream| {
+        let _ = write!(
+            conn,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n: started\n\n"
+        );
+        let _ = conn.flush();
+        // Then nothing, for longer than the client's read timeout.
+        let (_keep, hold) = bounded::<()>(0);
+        let _ = hold.recv_timeout(WAIT);
+    }));
+    let cfg = HttpClientConfig {
+        read_timeout: Duration::from_millis(300),
+        ..HttpClientConfig::default()
+    };
+    let mut c = connect(addr, cfg);
+    let started = Instant::now();
+    c.sender().send(req(1, "slow")).unwrap();
+    match next_msg(&c.receiver()) {
+        Message::Error(e) => {
+            assert_eq!(e.id, Some(RequestId::Number(1)));
+            assert!(
+                e.error.message.contains("before the answer"),
+                "{}",
+                e.error.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
     );
     c.close();
 }
