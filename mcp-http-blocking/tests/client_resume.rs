@@ -389,6 +389,8 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
         .unwrap();
     c.sender().send(req(1, "ping")).unwrap();
     assert_eq!(next_msg(&c.receiver()).id(), Some(&RequestId::Number(1)));
+    // The ping waited for the notification's ack timeout, not for the server.
+    assert!(started.elapsed() >= Duration::from_millis(300));
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -431,6 +433,10 @@ fn a_stream_that_goes_silent_times_out() {
         }
         other => panic!("{other:?}"),
     }
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the read timeout ended it"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
