@@ -167,3 +167,31 @@ fn closing_ends_open_streams() {
     );
     h.shutdown();
 }
+
+#[test]
+fn a_cancellation_is_not_held_up_by_requests_waiting_for_a_slot() {
+    let (h, ctl) = start();
+    let cfg = HttpClientConfig {
+        max_in_flight: 1,
+        ..HttpClientConfig::default()
+    };
+    let mut c = HttpClient::connect(&format!("http://{}/mcp", h.local_addr()), cfg).unwrap();
+    let rx = c.receiver();
+    c.sender().send(req(1, "gated", json!({}))).unwrap();
+    assert_eq!(next(&rx).method(), Some("notifications/progress"));
+    // The only slot is taken: this one waits...
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    // ...and the cancellation of the first still gets through at once, freeing the slot.
+    c.sender()
+        .send(Message::Notification(
+            Notification::new("notifications/cancelled", &json!({"requestId": 1})).unwrap(),
+        ))
+        .unwrap();
+    assert_eq!(
+        ctl.wait_for("closed:", Duration::from_secs(3)).as_deref(),
+        Some("closed:1")
+    );
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(2)));
+    c.close();
+    h.shutdown();
+}

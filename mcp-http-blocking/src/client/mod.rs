@@ -46,6 +46,7 @@ use mcp_core::version::{Era, ProtocolVersion};
 use ureq::Agent;
 
 use crate::Error;
+use headers::Shape;
 
 pub use exchange::SESSION_NOT_FOUND;
 pub use headers::encode_value as encode_header_value;
@@ -137,7 +138,8 @@ pub struct HttpClient {
     shared: Arc<Shared>,
     out: Sender<Message>,
     stop: Option<Sender<()>>,
-    writer: Option<JoinHandle<()>>,
+    /// The sending thread and the request lane.
+    threads: Vec<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -190,16 +192,22 @@ impl HttpClient {
             slots_rx,
             state: Mutex::new(State::default()),
         });
+        let (lane_tx, lane_rx) = bounded(shared.cfg.channel_capacity.max(1));
+        let s2 = Arc::clone(&shared);
+        let lane = thread::Builder::new()
+            .name("mcp-http-requests".into())
+            .spawn(move || s2.request_lane(&lane_rx))
+            .map_err(Error::Io)?;
         let s2 = Arc::clone(&shared);
         let writer = thread::Builder::new()
             .name("mcp-http-client".into())
-            .spawn(move || s2.write_loop(&out_rx))
+            .spawn(move || s2.write_loop(&out_rx, &lane_tx))
             .map_err(Error::Io)?;
         Ok(HttpClient {
             shared,
             out,
             stop: Some(stop),
-            writer: Some(writer),
+            threads: vec![writer, lane],
         })
     }
 
@@ -266,9 +274,9 @@ impl HttpClient {
         for a in agents {
             a.shutdown();
         }
-        if let Some(w) = self.writer.take() {
-            if w.join().is_err() {
-                log::warn!("the HTTP client's sending thread panicked");
+        for t in self.threads.drain(..) {
+            if t.join().is_err() {
+                log::warn!("a thread of the HTTP client panicked");
             }
         }
         if let Some(g) = get_thread {
@@ -411,7 +419,10 @@ impl Shared {
         }
     }
 
-    fn write_loop(self: &Arc<Self>, out: &Receiver<Message>) {
+    /// The sending thread: one-way messages are POSTed here, in order; requests go on to the
+    /// request lane, so a full set of requests in flight never holds up a cancellation or
+    /// the answer to a server request.
+    fn write_loop(self: &Arc<Self>, out: &Receiver<Message>, lane: &Sender<(Message, Shape)>) {
         loop {
             let msg = select! {
                 recv(out) -> m => match m {
@@ -420,17 +431,23 @@ impl Shared {
                 },
                 recv(self.stop_rx) -> _ => return,
             };
-            self.dispatch(msg);
+            self.dispatch(msg, lane);
         }
     }
 
-    fn dispatch(self: &Arc<Self>, msg: Message) {
-        let shape = headers::shape(&msg);
-        if let Message::Request(r) = &msg {
-            let id = r.id.clone();
-            if shape.is_initialize {
-                self.state().init_id = Some(id.clone());
-            }
+    /// The request lane: waits for a free slot, then starts the request's exchange thread.
+    fn request_lane(self: &Arc<Self>, lane: &Receiver<(Message, Shape)>) {
+        loop {
+            let (msg, shape) = select! {
+                recv(lane) -> m => match m {
+                    Ok(m) => m,
+                    Err(_) => return,
+                },
+                recv(self.stop_rx) -> _ => return,
+            };
+            let Some(id) = msg.id().cloned() else {
+                continue;
+            };
             // Wait for a free slot (bounded concurrency), or for the client to close.
             select! {
                 send(self.slots, ()) -> r => if r.is_err() { return },
@@ -452,6 +469,19 @@ impl Shared {
             if let Err(e) = spawned {
                 let _ = self.slots_rx.try_recv();
                 self.fail(&id, format!("cannot start a thread for the request: {e}"));
+            }
+        }
+    }
+
+    fn dispatch(self: &Arc<Self>, msg: Message, lane: &Sender<(Message, Shape)>) {
+        let shape = headers::shape(&msg);
+        if let Message::Request(r) = &msg {
+            if shape.is_initialize {
+                self.state().init_id = Some(r.id.clone());
+            }
+            select! {
+                send(lane, (msg, shape)) -> _ => {}
+                recv(self.stop_rx) -> _ => {}
             }
             return;
         }
