@@ -444,3 +444,59 @@ fn a_stream_that_goes_silent_times_out() {
     );
     c.close();
 }
+
+/// A 2026-07-28 request: the revision in `_meta`.
+fn modern(id: i64, method: &str, mut params: Value) -> Message {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
+}
+
+#[test]
+fn x_mcp_header_marks_become_mcp_param_headers() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        let result = match s.rpc_method() {
+            "tools/list" => json!({"tools": [
+                {"name": "route", "inputSchema": {"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"}}}},
+                {"name": "broken", "inputSchema": {"type": "object", "properties": {
+                    "o": {"type": "object", "x-mcp-header": "O"}}}}
+            ], "ttlMs": 0, "cacheScope": "private", "resultType": "complete"}),
+            _ => json!({"content": [], "resultType": "complete"}),
+        };
+        let body = json!({"jsonrpc": "2.0", "id": s.body["id"], "result": result});
+        json_answer(conn, 200, "", &body.to_string());
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    let rx = c.receiver();
+    c.sender().send(modern(1, "tools/list", json!({}))).unwrap();
+    let listed: Value = match next_msg(&rx) {
+        Message::Response(r) => r.result().unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["route"], "the tool with an invalid mark is dropped");
+    let _ = seen.recv_timeout(WAIT).unwrap();
+    c.sender()
+        .send(modern(
+            2,
+            "tools/call",
+            json!({"name": "route", "arguments": {"region": "Zürich"}}),
+        ))
+        .unwrap();
+    assert!(matches!(next_msg(&rx), Message::Response(_)));
+    let call = seen.recv_timeout(WAIT).unwrap();
+    assert_eq!(call.header("mcp-method"), Some("tools/call"));
+    assert_eq!(call.header("mcp-name"), Some("route"));
+    assert_eq!(call.header("mcp-protocol-version"), Some("2026-07-28"));
+    let region = call.header("mcp-param-region").expect("Mcp-Param-Region");
+    assert_eq!(
+        mcp_http_blocking::decode_header_value(region).as_deref(),
+        Some("Zürich")
+    );
+    c.close();
+}

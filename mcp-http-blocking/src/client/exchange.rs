@@ -92,6 +92,11 @@ impl Shared {
                 if let Some(n) = &shape.name {
                     hs.push(("Mcp-Name".into(), n.clone()));
                 }
+                if let Some((tool, args)) = &shape.call {
+                    if let Some(m) = self.state().marks.get(tool) {
+                        hs.extend(super::params::headers(m, args));
+                    }
+                }
             }
             None => {
                 let st = self.state();
@@ -125,6 +130,28 @@ impl Shared {
             }
             st.legacy_ready = true;
             st.session_lost = false;
+        }
+    }
+
+    /// A 2026-07-28 `tools/list` answer: learn the tools' `x-mcp-header` marks, and drop the
+    /// tools whose marks are invalid.
+    fn inspect_answer(&self, shape: &Shape, msg: Message) -> Message {
+        let Message::Response(r) = &msg else {
+            return msg;
+        };
+        if shape.modern_version.is_none() || shape.rpc_method.as_deref() != Some("tools/list") {
+            return msg;
+        }
+        let Ok(mut result) = r.result::<Value>() else {
+            return msg;
+        };
+        let changed = super::params::filter_tools(&mut result, &mut self.state().marks);
+        if !changed {
+            return msg;
+        }
+        match mcp_core::jsonrpc::Response::new(r.id.clone(), &result) {
+            Ok(r) => Message::Response(r),
+            Err(_) => msg,
         }
     }
 
@@ -213,6 +240,7 @@ impl Shared {
             }
             Ok(m) => {
                 self.note_answer(shape, &m);
+                let m = self.inspect_answer(shape, m);
                 self.forward(ClientEvent::Message(m));
             }
             Err(e) => {
@@ -398,9 +426,12 @@ impl Shared {
                 }
             };
             let answered = answer_to.is_some_and(|i| item.is_response() && item.id() == Some(i));
-            if answered {
+            let item = if answered {
                 self.note_answer(shape, &item);
-            }
+                self.inspect_answer(shape, item)
+            } else {
+                item
+            };
             if !self.forward(ClientEvent::Message(item)) {
                 return PumpEnd::Stopped;
             }

@@ -20,6 +20,10 @@ pub(crate) struct Shape {
     pub is_initialize: bool,
     /// For `notifications/cancelled`: the request it cancels.
     pub cancels: Option<mcp_core::jsonrpc::RequestId>,
+    /// A request's method, unencoded.
+    pub rpc_method: Option<String>,
+    /// A modern `tools/call`'s tool name and arguments (for `Mcp-Param-*` headers).
+    pub call: Option<(String, Value)>,
 }
 
 /// Reads what [`Shape`] says off a message (parsing its params only when needed).
@@ -38,7 +42,16 @@ pub(crate) fn shape(msg: &Message) -> Shape {
                 _ => None,
             };
             let modern = modern_version.is_some();
+            let call = (modern && r.method == "tools/call")
+                .then(|| {
+                    let name = params.get("name").and_then(Value::as_str)?;
+                    let args = params.get("arguments").cloned().unwrap_or(Value::Null);
+                    Some((name.to_owned(), args))
+                })
+                .flatten();
             Shape {
+                rpc_method: Some(r.method.clone()),
+                call,
                 method: modern.then(|| encode_value(&r.method)),
                 name: name_key
                     .filter(|_| modern)

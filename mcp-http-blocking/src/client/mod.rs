@@ -33,6 +33,7 @@
 mod exchange;
 mod headers;
 mod old_sse;
+mod params;
 mod sse;
 
 use std::collections::HashMap;
@@ -315,6 +316,8 @@ struct State {
     init_id: Option<RequestId>,
     /// Where to POST, once a 2024-11-05 server named it in its `endpoint` event.
     old_endpoint: Option<String>,
+    /// `x-mcp-header` marks per tool, learnt from `tools/list` answers.
+    marks: HashMap<String, params::Marks>,
     idle: Vec<Agent>,
     busy: HashMap<u64, Busy>,
     next_key: u64,
