@@ -24,8 +24,13 @@
 //! 2024-11-05 HTTP+SSE transport (GET the URL, POST to the endpoint its `endpoint` event
 //! names, read every answer from that one stream), as the later revisions prescribe.
 //!
-//! Threads: one sends (in order); each request in flight has its own (at most
-//! [`HttpClientConfig::max_in_flight`]); the legacy GET stream has one. Every request holds
+//! 2026-07-28 `x-mcp-header` marks are learnt from `tools/list` answers as they pass through:
+//! `tools/call` then carries the marked arguments as `Mcp-Param-{Name}` headers, and tools
+//! with invalid marks are removed from the list, as the spec requires of clients.
+//!
+//! Threads: one sends one-way messages (in order); a request lane waits for a free slot and
+//! starts each request's own thread (at most [`HttpClientConfig::max_in_flight`] at once), so
+//! a cancellation never waits behind queued requests; the legacy GET stream has one. Every request holds
 //! its own ureq agent (reused afterwards for keep-alive), because shutting an agent down is
 //! the only way to interrupt a blocked read from another thread: that is how a cancelled
 //! request's stream is closed.
