@@ -379,3 +379,57 @@ fn the_2024_11_05_http_sse_transport_through_its_endpoint_event() {
     assert!(asked.lock().unwrap()[0].contains("Old prompt"));
     client.close().unwrap();
 }
+
+/// An in-process server on 127.0.0.1 that speaks only `versions`.
+fn one_era_server(versions: mcp_core::version::VersionSet) -> mcp_http_blocking::ServerHandle {
+    use mcp_server_kit::{Context, NoArgs, Server as KitServer, Tool};
+    let kit = KitServer::builder("one-era", "1.0.0")
+        .tool(Tool::new("hello", |_: NoArgs, _: &Context| {
+            Ok::<_, mcp_server_kit::Error>("hello")
+        }))
+        .build()
+        .expect("a server");
+    mcp_http_blocking::HttpServer::builder()
+        .bind("127.0.0.1:0")
+        .config(mcp_http_blocking::HttpConfig {
+            versions,
+            ..Default::default()
+        })
+        .build(kit)
+        .expect("binds")
+        .spawn()
+        .expect("runs")
+}
+
+#[test]
+fn auto_falls_back_on_http_errors_from_a_legacy_only_server() {
+    use mcp_core::version::VersionSet;
+    for (versions, era) in [
+        (VersionSet::legacy_only(), Era::Legacy),
+        (VersionSet::modern_only(), Era::Modern),
+    ] {
+        let h = one_era_server(versions);
+        let url = format!("http://{}/mcp", h.local_addr());
+        let client = Client::builder()
+            .revision(Revision::Auto)
+            .connect_http(&url)
+            .unwrap_or_else(|e| panic!("{era:?}: {e}"));
+        assert_eq!(client.era(), era);
+        let r = client.call_tool("hello", json!({})).unwrap();
+        assert_eq!(only_text(&r), "hello");
+        client.close().unwrap();
+        // Pinned to the era the server lacks: a clear handshake error, at once.
+        let other = match era {
+            Era::Legacy => Revision::Modern,
+            Era::Modern => Revision::Legacy,
+        };
+        let started = Instant::now();
+        match Client::builder().revision(other).connect_http(&url) {
+            Err(Error::Handshake(why)) => assert!(!why.is_empty()),
+            Err(e) => panic!("{era:?}: {e}"),
+            Ok(_) => panic!("{era:?}: {other:?} should not connect"),
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
+        h.shutdown();
+    }
+}
