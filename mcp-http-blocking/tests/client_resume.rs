@@ -500,3 +500,43 @@ fn x_mcp_header_marks_become_mcp_param_headers() {
     );
     c.close();
 }
+
+#[test]
+fn a_stream_that_keeps_making_progress_is_resumed_past_the_bound() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let gets = Arc::new(AtomicUsize::new(0));
+    let g = Arc::clone(&gets);
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", _) => sse(conn, "id: p-0\nretry: 10\ndata: \n\n"),
+            ("GET", _) => {
+                // Each resumption carries one progress event, then the server hangs up (SSE
+                // polling); the fifth one carries the answer.
+                let n = g.fetch_add(1, Ordering::SeqCst) + 1;
+                let msg = if n < 5 {
+                    json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": 1, "progress": n}})
+                } else {
+                    json!({"jsonrpc": "2.0", "id": 2, "result": {}})
+                };
+                sse(conn, &format!("id: p-{n}\ndata: {msg}\n\n"));
+            }
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let cfg = HttpClientConfig {
+        max_reconnects: 2,
+        ..HttpClientConfig::default()
+    };
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    let rx = c.receiver();
+    c.sender().send(req(2, "slow")).unwrap();
+    for _ in 1..5 {
+        assert_eq!(next_msg(&rx).method(), Some("notifications/progress"));
+    }
+    assert_eq!(next_msg(&rx).id(), Some(&RequestId::Number(2)));
+    assert_eq!(gets.load(Ordering::SeqCst), 5);
+    c.close();
+}

@@ -304,7 +304,8 @@ impl Shared {
     }
 
     /// Reads a request's SSE answer; when it breaks before the answer and carried event ids,
-    /// resumes it with GET + `Last-Event-ID` after the retry delay, a bounded number of times.
+    /// resumes it with GET + `Last-Event-ID` after the retry delay, at most
+    /// `max_reconnects` times in a row without progress.
     fn follow_stream(&self, lease: &Lease, id: &RequestId, shape: &Shape, body: Body) {
         let mut cur = Cursor {
             last_id: None,
@@ -314,6 +315,7 @@ impl Shared {
         let mut body = Some(body);
         let mut attempts = 0u32;
         loop {
+            let before = cur.events;
             let why = match body.take() {
                 Some(b) => match self.pump(&mut self.sse(b), lease, Some(id), shape, &mut cur) {
                     PumpEnd::Answered | PumpEnd::Stopped => return,
@@ -338,6 +340,12 @@ impl Shared {
                 );
                 return;
             };
+            // A stream that made progress before breaking (a server that closes streams
+            // on purpose, SSE polling) starts the count again: the bound is on failures in a
+            // row.
+            if cur.events > before {
+                attempts = 0;
+            }
             attempts += 1;
             if attempts > self.cfg.max_reconnects {
                 self.fail(
