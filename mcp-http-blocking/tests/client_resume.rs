@@ -540,3 +540,45 @@ fn a_stream_that_keeps_making_progress_is_resumed_past_the_bound() {
     assert_eq!(gets.load(Ordering::SeqCst), 5);
     c.close();
 }
+
+#[test]
+fn the_get_stream_is_reopened_from_its_last_event_id() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let gets = Arc::new(AtomicUsize::new(0));
+    let g = Arc::clone(&gets);
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", _) => bare(conn, 202, ""),
+            ("GET", _) if g.fetch_add(1, Ordering::SeqCst) == 0 => sse(
+                conn,
+                "id: g-7\nretry: 50\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
+            ),
+            // The second time: no more stream (ends the test's GET traffic).
+            ("GET", _) => bare(conn, 405, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    initialize(&c, &seen);
+    c.sender()
+        .send(Message::Notification(Notification::bare(
+            "notifications/initialized",
+        )))
+        .unwrap();
+    assert_eq!(
+        next_msg(&c.receiver()).method(),
+        Some("notifications/tools/list_changed")
+    );
+    let mut gets_seen = Vec::new();
+    while gets_seen.len() < 2 {
+        let s = seen.recv_timeout(WAIT).expect("two GETs");
+        if s.method == "GET" {
+            gets_seen.push(s);
+        }
+    }
+    assert_eq!(gets_seen[0].header("last-event-id"), None);
+    assert_eq!(gets_seen[1].header("last-event-id"), Some("g-7"));
+    assert!(gets_seen[1].at - gets_seen[0].at >= Duration::from_millis(50));
+    c.close();
+}
