@@ -1,5 +1,6 @@
 //! Streamable HTTP for MCP on plain threads: a transport core that any HTTP server can mount,
-//! and a ready server on tiny_http.
+//! a ready server on tiny_http, and (feature `client`, on ureq) the client side of the
+//! transport that `mcp-client` drives.
 //!
 //! ```no_run
 //! # use std::sync::Arc;

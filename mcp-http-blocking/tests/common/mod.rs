@@ -152,7 +152,8 @@ impl Session for TestSession {
             "burst" => {
                 // Ten notifications 5 ms apart, then the answer.
                 std::thread::spawn(move || {
-                    let pace: Receiver<()> = bounded::<()>(0).1;
+                    // Keep the sender alive: with it gone, the wait would end at once.
+                    let (_keep, pace): (_, Receiver<()>) = bounded::<()>(0);
                     for i in 0..10 {
                         let _ = out.send(
                             note(
@@ -478,7 +479,8 @@ pub fn thread_count() -> usize {
 /// deadline; the short pause between polls only spaces out the checks).
 pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
-    let tick: Receiver<()> = bounded::<()>(0).1;
+    // Keep the sender alive: with it gone, `recv_timeout` returns at once and this spins.
+    let (_keep, tick): (_, Receiver<()>) = bounded::<()>(0);
     loop {
         if f() {
             return true;
