@@ -19,7 +19,9 @@
 //!   [`ServerHandle::leaked_connections`]). Smaller oversized bodies are answered 413 and
 //!   drained normally.
 //! - Unbounded threads: tiny_http has one thread per connection and no cap; requests in flight
-//!   here are capped (`max_in_flight`, 503 beyond), and idle connections end by timeout.
+//!   here are capped (`max_in_flight`, 503 beyond), which also caps the request threads (one
+//!   more is started only when a request is taken and no other thread waits), and idle
+//!   connections end by timeout.
 
 mod workers;
 
@@ -233,7 +235,7 @@ impl ServerHandle {
 
     /// Connections given up with a leaked tiny_http thread (see the module docs).
     pub fn leaked_connections(&self) -> usize {
-        self.shared.leaked.load(Ordering::Relaxed)
+        self.shared.leaked.load(Ordering::SeqCst)
     }
 
     /// How many accept loops were started (restarts included).

@@ -236,8 +236,9 @@ fn refuse_forever(shared: &Shared, rq: tiny_http::Request) {
         rq.remote_addr(),
         rq.body_length().unwrap_or(0)
     );
+    // Counted before the client can see the 413, so a caller that got the answer sees it.
+    shared.leaked.fetch_add(1, Ordering::SeqCst);
     let stream = rq.upgrade("close", tiny_http::Response::empty(413));
-    shared.leaked.fetch_add(1, Ordering::Relaxed);
     std::mem::forget(stream);
 }
 
