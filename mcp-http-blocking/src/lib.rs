@@ -7,7 +7,7 @@
 //! # use mcp_core::service::{Service, Session, Outbound, SessionInfo};
 //! # struct Svc;
 //! # impl Service for Svc {
-//! #     fn open(&self, _: SessionInfo, _: Arc<dyn Outbound>) -> Arc<dyn Session> { unimplemented!() }
+//! #     fn open(&self, _: SessionInfo, _: Arc<dyn Outbound>) -> Arc<dyn Session> { panic!("only compiled, never run") }
 //! # }
 //! use mcp_http_blocking::HttpServer;
 //! let server = HttpServer::builder().bind("127.0.0.1:8080").build(Svc)?.spawn()?;
