@@ -26,24 +26,44 @@
 
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "server")]
 mod config;
+#[cfg(feature = "server")]
 mod http;
+#[cfg(feature = "server")]
 mod legacy;
+#[cfg(feature = "server")]
 mod modern;
+#[cfg(feature = "server")]
 mod routes;
+#[cfg(feature = "server")]
 mod security;
+#[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "server")]
 mod store;
+#[cfg(feature = "server")]
 mod transport;
 
 use std::fmt;
 
+#[cfg(feature = "server")]
 pub use config::{AuthConfig, HttpConfig};
+#[cfg(feature = "server")]
 pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+#[cfg(feature = "server")]
 pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
+#[cfg(feature = "server")]
 pub use server::{HttpServer, HttpServerBuilder, ServerHandle};
+#[cfg(feature = "server")]
 pub use store::{EventStore, MemoryEventStore};
-pub use transport::{SESSION_HEADER, StreamableHttp, Sweeper, VERSION_HEADER};
+#[cfg(feature = "server")]
+pub use transport::{StreamableHttp, Sweeper};
+
+/// The header carrying the legacy session id.
+pub const SESSION_HEADER: &str = "Mcp-Session-Id";
+/// The header carrying the protocol revision.
+pub const VERSION_HEADER: &str = "MCP-Protocol-Version";
 
 /// Errors of this crate.
 #[derive(Debug)]

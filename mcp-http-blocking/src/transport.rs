@@ -18,10 +18,7 @@ use crate::legacy::{Kind, Registry};
 use crate::security::{AuthError, cors_headers, host_allowed, preflight};
 use crate::store::{EventStore, MemoryEventStore};
 
-/// The header carrying the legacy session id.
-pub const SESSION_HEADER: &str = "Mcp-Session-Id";
-/// The header carrying the protocol revision.
-pub const VERSION_HEADER: &str = "MCP-Protocol-Version";
+pub use crate::{SESSION_HEADER, VERSION_HEADER};
 const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Streamable HTTP for one [`Service`], independent of the HTTP server that carries it.
