@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision};
 use mcp_core::jsonrpc::Notification;
-use mcp_core::types::{CallToolResult, ContentBlock, CreateMessageResult, ElicitRequestParams};
-use mcp_core::types::{ElicitResult, SubscriptionFilter};
+use mcp_core::types::SubscriptionFilter;
+use mcp_core::types::{CallToolResult, ContentBlock};
 use mcp_core::version::{Era, ProtocolVersion};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 const PINNED: [Revision; 2] = [Revision::Legacy, Revision::Modern];
@@ -68,40 +68,11 @@ impl Drop for Server {
     }
 }
 
-type Asked = Arc<Mutex<Vec<String>>>;
+mod client_support;
+use client_support::{Asked, builder as recording_builder};
 
 fn builder(revision: Revision, asked: &Asked) -> ClientBuilder {
-    let (a, b) = (Arc::clone(asked), Arc::clone(asked));
-    Client::builder()
-        .client_info("client-http-tests", "1.0.0")
-        .revision(revision)
-        .sampling(move |p| {
-            let prompt = serde_json::to_value(&p.messages).unwrap_or_default();
-            a.lock().unwrap().push(format!("sampling {prompt}"));
-            Ok(serde_json::from_value::<CreateMessageResult>(json!({
-                "role": "assistant", "model": "test-model", "stopReason": "endTurn",
-                "content": {"type": "text", "text": "This is a test response from the client"}
-            }))
-            .expect("a valid CreateMessageResult"))
-        })
-        .elicitation(move |p| {
-            let ElicitRequestParams::Form(form) = p else {
-                panic!("URL mode was not declared");
-            };
-            b.lock()
-                .unwrap()
-                .push(format!("elicitation {}", form.message));
-            let mut content = Map::new();
-            for (name, schema) in form.requested_schema.properties {
-                let schema = serde_json::to_value(schema).unwrap_or_default();
-                let value = schema
-                    .get("default")
-                    .cloned()
-                    .unwrap_or_else(|| json!(format!("{name}-value")));
-                content.insert(name, value);
-            }
-            Ok(ElicitResult::accept(content))
-        })
+    recording_builder("client-http-tests", revision, asked)
 }
 
 fn connect(server: &Server, revision: Revision) -> (Client, Asked) {

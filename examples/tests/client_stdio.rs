@@ -11,13 +11,10 @@ use mcp_client::{
     CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision, StdioTransport,
 };
 use mcp_core::jsonrpc::Notification;
-use mcp_core::types::{
-    CallToolResult, ContentBlock, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    SubscriptionFilter,
-};
+use mcp_core::types::{CallToolResult, ContentBlock, SubscriptionFilter};
 use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::ChildBuilder;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -44,43 +41,11 @@ fn server() -> ChildBuilder {
     ChildBuilder::new(EVERYTHING).env("RUST_LOG", "error")
 }
 
-/// What the handlers were asked, in order.
-type Asked = Arc<Mutex<Vec<String>>>;
+mod client_support;
+use client_support::{Asked, builder as recording_builder};
 
-/// A client with sampling and elicitation handlers that record what they were asked.
 fn builder(revision: Revision, asked: &Asked) -> ClientBuilder {
-    let (a, b) = (Arc::clone(asked), Arc::clone(asked));
-    Client::builder()
-        .client_info("client-stdio-tests", "1.0.0")
-        .revision(revision)
-        .sampling(move |p| {
-            let prompt = serde_json::to_value(&p.messages).unwrap_or_default();
-            a.lock().unwrap().push(format!("sampling {prompt}"));
-            Ok(serde_json::from_value::<CreateMessageResult>(json!({
-                "role": "assistant", "model": "test-model", "stopReason": "endTurn",
-                "content": {"type": "text", "text": "This is a test response from the client"}
-            }))
-            .expect("a valid CreateMessageResult"))
-        })
-        .elicitation(move |p| {
-            let ElicitRequestParams::Form(form) = p else {
-                panic!("URL mode was not declared");
-            };
-            b.lock()
-                .unwrap()
-                .push(format!("elicitation {}", form.message));
-            // Accept with a value for each property: its default when it has one.
-            let mut content = Map::new();
-            for (name, schema) in form.requested_schema.properties {
-                let schema = serde_json::to_value(schema).unwrap_or_default();
-                let value = schema
-                    .get("default")
-                    .cloned()
-                    .unwrap_or_else(|| json!(format!("{name}-value")));
-                content.insert(name, value);
-            }
-            Ok(ElicitResult::accept(content))
-        })
+    recording_builder("client-stdio-tests", revision, asked)
 }
 
 fn connect(revision: Revision) -> (Client, Asked) {
