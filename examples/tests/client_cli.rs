@@ -109,3 +109,13 @@ fn an_unreachable_url_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("127.0.0.1:9"), "{err}");
 }
+
+#[test]
+fn the_url_may_come_last() {
+    // As the conformance suite calls it: `client ACTION URL`.
+    let out = run(&["tools", "http://127.0.0.1:9/mcp"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("127.0.0.1:9"), "{err}");
+    assert!(!err.contains("not a URL"), "{err}");
+}

@@ -252,6 +252,14 @@ fn discovery_failures_say_whether_to_fall_back() {
         !HandshakeError::Rejected(mcp_core::ErrorObject::new(codes::HEADER_MISMATCH, "h"))
             .should_fall_back()
     );
+    // A legacy server that answers every unknown method with an empty result.
+    let d = json_of(&c.discover_request(now).unwrap());
+    let step = c.handle(result(&d["id"], json!({})), now);
+    let ClientStep::HandshakeFailed(e) = step else {
+        panic!("expected failure, got {step:?}")
+    };
+    assert!(matches!(e, HandshakeError::Malformed(_)), "{e}");
+    assert!(e.should_fall_back());
     // Falling back is possible.
     assert!(c.initialize_request(now).is_ok());
 }

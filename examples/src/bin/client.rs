@@ -4,9 +4,10 @@
 //! client [OPTIONS] ACTION [ARGS...] -- COMMAND [ARGS...]   (start COMMAND, talk over stdio)
 //! client [OPTIONS] URL ACTION [ARGS...]                    (Streamable HTTP, e.g.
 //!                                                            http://127.0.0.1:8080/mcp)
+//! client [OPTIONS] ACTION [ARGS...] URL                    (the same, URL last)
 //!
 //! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
-//!         | prompt NAME ['JSON'] | info
+//!         | prompt NAME ['JSON'] | info | conformance
 //! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
 //!          --timeout SECONDS   -v (verbose)
 //! ```
@@ -14,11 +15,18 @@
 //! The answer goes to stdout as pretty JSON; errors go to stderr and the exit status is
 //! non-zero (also when a tool reports `isError`). With `-v`, the server's own stderr and the
 //! client's debug log are shown on stderr too.
+//!
+//! `conformance` is what the official conformance suite runs in client mode
+//! (`client conformance URL`, with the scenario's name in `MCP_CONFORMANCE_SCENARIO`): connect,
+//! list the tools and call each one with arguments made from its input schema, accepting any
+//! elicitation with the defaults its form declares.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use mcp_client::{Client, Error, Revision, Timeout};
+use mcp_core::jsonrpc::ErrorObject;
+use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult};
 use mcp_core::version::ProtocolVersion;
 use mcp_stdio::ChildBuilder;
 use serde::Serialize;
@@ -27,8 +35,9 @@ use serde_json::{Map, Value};
 const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [-v] \
 ACTION [ARGS...] -- COMMAND [ARGS...]
        client [OPTIONS] URL ACTION [ARGS...]
+       client [OPTIONS] ACTION [ARGS...] URL
 actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
-prompt NAME ['JSON'] | info";
+prompt NAME ['JSON'] | info | conformance";
 
 enum Target {
     Command(Vec<String>),
@@ -90,13 +99,16 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
             if rest.is_empty() {
                 return Err("no server given".into());
             }
-            let first = rest.remove(0);
-            if !(first.starts_with("http://") || first.starts_with("https://")) {
+            let is_url = |a: &String| a.starts_with("http://") || a.starts_with("https://");
+            // The URL comes first, or last (as the conformance suite appends it).
+            let at = if is_url(&rest[0]) { 0 } else { rest.len() - 1 };
+            if !is_url(&rest[at]) {
                 return Err(format!(
-                    "{first:?} is not a URL; to start a server, put its command after `--`"
+                    "{:?} is not a URL; to start a server, put its command after `--`",
+                    rest[0]
                 ));
             }
-            Target::Url(first)
+            Target::Url(rest.remove(at))
         }
     };
     if rest.is_empty() {
@@ -205,6 +217,10 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
             });
             print(&client.get_prompt(&action[1], args).map_err(err)?)
         }
+        "conformance" => {
+            arity(0..=0)?;
+            call_every_tool(client)
+        }
         "info" => {
             arity(0..=0)?;
             print(&serde_json::json!({
@@ -215,6 +231,78 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
             }))
         }
         other => Err(format!("unknown action {other:?}\n{USAGE}")),
+    }
+}
+
+/// Lists the tools (when the server has any) and calls each one with arguments made from its input schema; prints the
+/// results as one JSON array.
+fn call_every_tool(client: &Client) -> Result<(), String> {
+    if client.server_capabilities().get("tools").is_none() {
+        return print(&Vec::<Value>::new());
+    }
+    let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().map_err(err)?;
+    let mut results = Vec::new();
+    for tool in &tools {
+        let args = sample_arguments(&tool.input_schema);
+        let result = client.call_tool(&tool.name, args).map_err(err)?;
+        if result.is_error() {
+            print(&result)?;
+            return Err(format!("tool {:?} reported an error", tool.name));
+        }
+        results.push(serde_json::json!({"tool": tool.name, "result": result}));
+    }
+    print(&results)
+}
+
+/// Arguments that satisfy a plain input schema: each property's `default` when it has one,
+/// else a value of its type (numbers count up from 1, so `a + b` is not `0 + 0`).
+fn sample_arguments(schema: &Map<String, Value>) -> Value {
+    let mut args = Map::new();
+    let mut n = 0;
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (name, prop) in props {
+            n += 1;
+            let value = match prop.get("default") {
+                Some(v) => v.clone(),
+                None => sample_value(prop, n),
+            };
+            args.insert(name.clone(), value);
+        }
+    }
+    Value::Object(args)
+}
+
+fn sample_value(prop: &Value, n: i64) -> Value {
+    if let Some(Value::Array(options)) = prop.get("enum")
+        && let Some(first) = options.first()
+    {
+        return first.clone();
+    }
+    match prop.get("type").and_then(Value::as_str) {
+        Some("integer" | "number") => Value::from(n),
+        Some("boolean") => Value::Bool(true),
+        Some("array") => Value::Array(Vec::new()),
+        Some("object") => Value::Object(Map::new()),
+        Some("null") => Value::Null,
+        _ => Value::String(format!("value-{n}")),
+    }
+}
+
+/// An elicitation answer that accepts the form with the defaults it declares (fields without
+/// one are left out).
+fn accept_defaults(params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
+    match params {
+        ElicitRequestParams::Form(form) => {
+            let mut content = Map::new();
+            for (name, field) in &form.requested_schema.properties {
+                let field = serde_json::to_value(field).map_err(ErrorObject::internal)?;
+                if let Some(v) = field.get("default") {
+                    content.insert(name.clone(), v.clone());
+                }
+            }
+            Ok(ElicitResult::accept(content))
+        }
+        ElicitRequestParams::Url(_) => Ok(ElicitResult::action(ElicitAction::Decline)),
     }
 }
 
@@ -260,6 +348,9 @@ fn main() -> ExitCode {
     if let Some(t) = args.timeout {
         builder = builder.timeout(Timeout::fixed(t)).handshake_timeout(t);
     }
+    if args.action[0] == "conformance" {
+        builder = builder.elicitation(accept_defaults);
+    }
     let connected = match &args.target {
         Target::Url(url) => builder.connect_http(url),
         Target::Command(command) => {
@@ -284,4 +375,40 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sample_arguments_follow_the_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "number"}, "b": {"type": "integer"}, "name": {"type": "string"},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "limit": {"type": "integer", "default": 7}, "flag": {"type": "boolean"}}});
+        let args = sample_arguments(schema.as_object().unwrap());
+        assert_eq!(
+            args,
+            json!({"a": 1, "b": 2, "flag": true, "limit": 7, "mode": "fast", "name": "value-6"})
+        );
+    }
+
+    #[test]
+    fn elicitation_is_accepted_with_the_declared_defaults() {
+        let params: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "m", "requestedSchema": {"type": "object", "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "verified": {"type": "boolean", "default": true},
+                "free": {"type": "string"}}}}))
+        .unwrap();
+        let answer = accept_defaults(params).unwrap();
+        assert_eq!(answer.action, ElicitAction::Accept);
+        assert_eq!(
+            Value::Object(answer.content.unwrap()),
+            json!({"name": "John Doe", "age": 30, "verified": true})
+        );
+    }
 }

@@ -66,8 +66,8 @@ pub enum HandshakeError {
 impl HandshakeError {
     /// After a failed `server/discover`: whether the server is probably a legacy one, so
     /// trying `initialize` makes sense. Any error that is not one of the 2026-07-28 errors
-    /// (-32020, -32021) means "not a modern server"; -32022 and an empty intersection mean "no
-    /// modern revision in common".
+    /// (-32020, -32021), and any result that is not a `DiscoverResult`, means "not a modern
+    /// server"; -32022 and an empty intersection mean "no modern revision in common".
     pub fn should_fall_back(&self) -> bool {
         match self {
             HandshakeError::NoCommonVersion { .. } => true,
@@ -75,7 +75,10 @@ impl HandshakeError {
                 e.code,
                 codes::HEADER_MISMATCH | codes::MISSING_REQUIRED_CLIENT_CAPABILITY
             ),
-            HandshakeError::UnsupportedVersion { .. } | HandshakeError::Malformed(_) => false,
+            // A result that is no `DiscoverResult` (some legacy servers answer every unknown
+            // method with `{}`) is not a modern server either.
+            HandshakeError::Malformed(_) => true,
+            HandshakeError::UnsupportedVersion { .. } => false,
         }
     }
 }
