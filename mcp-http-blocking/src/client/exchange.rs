@@ -12,6 +12,7 @@ use serde_json::Value;
 use ureq::http::Response;
 use ureq::{Body, BodyReader, RequestBuilder};
 
+use super::auth::{AUTH_ROUNDS, Challenge};
 use super::headers::Shape;
 use super::sse::SseReader;
 use super::{ClientEvent, Lease, Shared};
@@ -69,6 +70,25 @@ pub(super) enum PumpEnd {
     Invalid(String),
 }
 
+/// Why a request could not be sent (or was refused for good by the authorization provider).
+pub(super) enum SendFail {
+    /// The request did not get an answer.
+    Http(ureq::Error),
+    /// The server refused (401/403) and the provider could not help: why.
+    Auth(u16, String),
+}
+
+impl std::fmt::Display for SendFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendFail::Http(e) => write!(f, "{e}"),
+            SendFail::Auth(status, why) => {
+                write!(f, "HTTP {status}, and authorization failed: {why}")
+            }
+        }
+    }
+}
+
 /// Why a GET stream could not be opened.
 enum GetFail {
     /// 405 (or 409, a stream already open): nothing to retry.
@@ -82,7 +102,7 @@ enum GetFail {
 impl Shared {
     /// The headers of a message: 2026-07-28 ones from the message, or the legacy session's.
     fn headers_for(&self, shape: &Shape) -> Vec<(String, String)> {
-        let mut hs = self.cfg.headers.clone();
+        let mut hs = self.base_headers();
         match &shape.modern_version {
             Some(v) => {
                 hs.push((VERSION_HEADER.into(), v.clone()));
@@ -109,6 +129,55 @@ impl Shared {
             }
         }
         hs
+    }
+
+    /// The configured headers, plus `Authorization` when a provider gives one.
+    pub(super) fn base_headers(&self) -> Vec<(String, String)> {
+        let mut hs = self.cfg.headers.clone();
+        if let Some(a) = self.cfg.auth.as_ref().and_then(|a| a.authorization()) {
+            hs.push(("Authorization".into(), a));
+        }
+        hs
+    }
+
+    /// Sends a request built from fresh headers each time; a 401 (or a 403 asking for more
+    /// scopes) goes to the authorization provider, and once it has a new token the request is
+    /// sent again, at most [`AUTH_ROUNDS`] times.
+    fn send_authorized(
+        &self,
+        headers: impl Fn() -> Vec<(String, String)>,
+        send: impl Fn(&[(String, String)]) -> Result<Response<Body>, ureq::Error>,
+    ) -> Result<Response<Body>, SendFail> {
+        let mut rounds = 0;
+        loop {
+            let hs = headers();
+            let resp = send(&hs).map_err(SendFail::Http)?;
+            let status = resp.status().as_u16();
+            let Some(auth) = self.cfg.auth.as_ref() else {
+                return Ok(resp);
+            };
+            if rounds >= AUTH_ROUNDS || !matches!(status, 401 | 403) {
+                return Ok(resp);
+            }
+            let values: Vec<&str> = resp
+                .headers()
+                .get_all("www-authenticate")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .collect();
+            let sent = hs
+                .iter()
+                .find(|(n, _)| n == "Authorization")
+                .map(|(_, v)| v.clone());
+            let challenge = Challenge::new(status, &self.url, sent, &values);
+            if status == 403 && !challenge.insufficient_scope() {
+                return Ok(resp);
+            }
+            drop(resp);
+            auth.challenged(&challenge)
+                .map_err(|why| SendFail::Auth(status, why))?;
+            rounds += 1;
+        }
     }
 
     /// Learns the negotiated revision from the `initialize` answer (the next POSTs, including
@@ -163,13 +232,18 @@ impl Shared {
         msg: &Message,
         shape: &Shape,
     ) {
-        let hs = self.headers_for(shape);
         let body = msg.to_vec();
         let target = self.post_url();
-        let rb = with_headers(lease.agent.post(&target), &hs)
-            .header("Accept", ACCEPT_BOTH)
-            .header("Content-Type", "application/json");
-        let resp = match rb.send(&body[..]) {
+        let sent = self.send_authorized(
+            || self.headers_for(shape),
+            |hs| {
+                with_headers(lease.agent.post(&target), hs)
+                    .header("Accept", ACCEPT_BOTH)
+                    .header("Content-Type", "application/json")
+                    .send(&body[..])
+            },
+        );
+        let resp = match sent {
             Ok(r) => r,
             Err(e) => {
                 if !lease.cancelled() {
@@ -451,13 +525,19 @@ impl Shared {
 
     /// Opens the legacy GET stream (to resume `last_id`, or the standalone one).
     fn open_get(&self, lease: &Lease, last_id: Option<&str>) -> Result<Body, GetFail> {
-        let hs = self.headers_for(&Shape::default());
-        let mut rb =
-            with_headers(lease.agent.get(&self.url), &hs).header("Accept", "text/event-stream");
-        if let Some(l) = last_id {
-            rb = rb.header("Last-Event-ID", l);
-        }
-        let resp = rb.call().map_err(|e| GetFail::Failed(e.to_string()))?;
+        let resp = self
+            .send_authorized(
+                || self.headers_for(&Shape::default()),
+                |hs| {
+                    let mut rb = with_headers(lease.agent.get(&self.url), hs)
+                        .header("Accept", "text/event-stream");
+                    if let Some(l) = last_id {
+                        rb = rb.header("Last-Event-ID", l);
+                    }
+                    rb.call()
+                },
+            )
+            .map_err(|e| GetFail::Failed(e.to_string()))?;
         let status = resp.status().as_u16();
         match status {
             200 if mime(&resp) == "text/event-stream" => Ok(resp.into_body()),
@@ -541,14 +621,21 @@ impl Shared {
 
     /// POSTs a notification or a response; true when the server accepted it.
     pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> bool {
-        let hs = self.headers_for(&Shape::default());
-        let rb = with_headers(lease.agent.post(&self.post_url()), &hs)
-            .config()
-            .timeout_recv_response(Some(self.cfg.ack_timeout))
-            .build()
-            .header("Accept", ACCEPT_BOTH)
-            .header("Content-Type", "application/json");
-        match rb.send(&msg.to_vec()[..]) {
+        let target = self.post_url();
+        let body = msg.to_vec();
+        let sent = self.send_authorized(
+            || self.headers_for(&Shape::default()),
+            |hs| {
+                with_headers(lease.agent.post(&target), hs)
+                    .config()
+                    .timeout_recv_response(Some(self.cfg.ack_timeout))
+                    .build()
+                    .header("Accept", ACCEPT_BOTH)
+                    .header("Content-Type", "application/json")
+                    .send(&body[..])
+            },
+        );
+        match sent {
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 if (200..300).contains(&status) {
@@ -576,7 +663,7 @@ impl Shared {
     /// Ends a legacy session (405 means the server does not let clients end them: fine).
     pub(super) fn delete_session(&self, sid: &str, version: Option<&str>) {
         let agent = self.agent_cfg.new_agent();
-        let mut rb = with_headers(agent.delete(&self.url), &self.cfg.headers)
+        let mut rb = with_headers(agent.delete(&self.url), &self.base_headers())
             .config()
             .timeout_global(Some(self.cfg.connect_timeout))
             .build()

@@ -35,6 +35,7 @@
 //! the only way to interrupt a blocked read from another thread: that is how a cancelled
 //! request's stream is closed.
 
+mod auth;
 mod exchange;
 mod headers;
 mod old_sse;
@@ -54,6 +55,7 @@ use ureq::Agent;
 use crate::Error;
 use headers::Shape;
 
+pub use auth::{AUTH_ROUNDS, AuthProvider, BearerToken, Challenge, parse_www_authenticate};
 pub use exchange::SESSION_NOT_FOUND;
 pub use headers::encode_value as encode_header_value;
 
@@ -87,8 +89,12 @@ pub struct HttpClientConfig {
     pub channel_capacity: usize,
     /// Open the legacy GET stream after `initialize` (default true).
     pub get_stream: bool,
-    /// Extra headers on every request, such as `Authorization: Bearer ...`.
+    /// Extra headers on every request.
     pub headers: Vec<(String, String)>,
+    /// Gives the `Authorization` header of every request and answers the server's 401 and
+    /// 403 refusals (a fixed [`BearerToken`], or OAuth with feature `oauth`). None: no
+    /// authorization.
+    pub auth: Option<Arc<dyn AuthProvider>>,
     /// The `User-Agent`.
     pub user_agent: String,
 }
@@ -108,6 +114,7 @@ impl Default for HttpClientConfig {
             channel_capacity: 256,
             get_stream: true,
             headers: Vec::new(),
+            auth: None,
             user_agent: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
     }
@@ -117,6 +124,12 @@ impl HttpClientConfig {
     /// Adds a header sent on every request (builder style).
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets the authorization provider (builder style).
+    pub fn with_auth(mut self, auth: Arc<dyn AuthProvider>) -> Self {
+        self.auth = Some(auth);
         self
     }
 }

@@ -33,7 +33,7 @@ impl Shared {
         let Some(stream) = self.lease(None, false) else {
             return false;
         };
-        let resp = with_headers(stream.agent.get(&self.url), &self.cfg.headers)
+        let resp = with_headers(stream.agent.get(&self.url), &self.base_headers())
             .header("Accept", "text/event-stream")
             .call();
         let body = match resp {
