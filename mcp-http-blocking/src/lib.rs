@@ -34,6 +34,8 @@ mod http;
 mod legacy;
 #[cfg(feature = "server")]
 mod modern;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 #[cfg(feature = "server")]
 mod routes;
 #[cfg(feature = "server")]

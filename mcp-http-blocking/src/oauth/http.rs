@@ -1,0 +1,140 @@
+//! The OAuth side's own HTTP calls (metadata GETs, form and JSON POSTs) on a ureq agent that
+//! follows no redirects: a metadata or token endpoint that redirects is not followed blindly.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use ureq::Agent;
+
+use super::url::{base64, encode, form};
+
+/// Largest metadata or token answer read.
+const BODY_LIMIT: u64 = 1 << 20;
+
+#[derive(Clone)]
+pub(crate) struct Http {
+    agent: Agent,
+}
+
+impl Http {
+    pub(crate) fn new(timeout: Duration, user_agent: &str) -> Http {
+        let agent = Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(user_agent)
+            .timeout_global(Some(timeout))
+            .build()
+            .new_agent();
+        Http { agent }
+    }
+
+    /// GETs a JSON object. `Ok(None)` for a 4xx (nothing there: try the next URL), `Err` for
+    /// a failed connection, a 5xx or a body that is not a JSON object.
+    pub(crate) fn get_json(&self, url: &str) -> Result<Option<Value>, String> {
+        let resp = self
+            .agent
+            .get(url)
+            .header("Accept", "application/json")
+            .call()
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        let status = resp.status().as_u16();
+        if (400..500).contains(&status) {
+            log::debug!("GET {url}: HTTP {status}");
+            return Ok(None);
+        }
+        if status != 200 {
+            return Err(format!("GET {url}: HTTP {status}"));
+        }
+        let body = read(resp.into_body())?;
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(v) if v.is_object() => Ok(Some(v)),
+            _ => Err(format!("GET {url}: the answer is not a JSON object")),
+        }
+    }
+
+    /// POSTs a form (optionally with HTTP Basic client credentials, RFC 6749 §2.3.1) and
+    /// returns the JSON answer of a 2xx; an OAuth error answer becomes `Err("error: description")`.
+    pub(crate) fn post_form(
+        &self,
+        url: &str,
+        pairs: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<Value, String> {
+        let mut rb = self
+            .agent
+            .post(url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/x-www-form-urlencoded");
+        if let Some((id, secret)) = basic {
+            let creds = base64(format!("{}:{}", encode(id), encode(secret)).as_bytes());
+            rb = rb.header("Authorization", format!("Basic {creds}"));
+        }
+        let resp = rb
+            .send(form(pairs).as_bytes())
+            .map_err(|e| format!("POST {url}: {e}"))?;
+        answer(url, resp)
+    }
+
+    /// POSTs a JSON body (dynamic client registration) and returns the JSON answer of a 2xx.
+    pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Value, String> {
+        let resp = self
+            .agent
+            .post(url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .send(body.to_string().as_bytes())
+            .map_err(|e| format!("POST {url}: {e}"))?;
+        answer(url, resp)
+    }
+
+    /// GETs `url` without following a redirect and returns its `Location` (what a browser
+    /// would go to next). For hosts whose "browser" is automatic, such as tests.
+    pub(crate) fn location(&self, url: &str) -> Result<String, String> {
+        let resp = self
+            .agent
+            .get(url)
+            .call()
+            .map_err(|e| format!("GET {url}: {e}"))?;
+        let status = resp.status().as_u16();
+        resp.headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("GET {url}: HTTP {status} without a Location"))
+    }
+}
+
+fn read(body: ureq::Body) -> Result<Vec<u8>, String> {
+    body.into_with_config()
+        .limit(BODY_LIMIT)
+        .read_to_vec()
+        .map_err(|e| format!("reading the answer: {e}"))
+}
+
+fn answer(url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Value, String> {
+    let status = resp.status().as_u16();
+    let body = read(resp.into_body())?;
+    let json = serde_json::from_slice::<Value>(&body).ok();
+    if (200..300).contains(&status) {
+        return json
+            .filter(Value::is_object)
+            .ok_or_else(|| format!("POST {url}: the answer is not a JSON object"));
+    }
+    let error = json
+        .as_ref()
+        .and_then(|j| j.get("error"))
+        .and_then(Value::as_str)
+        .map(|e| {
+            let d = json
+                .as_ref()
+                .and_then(|j| j.get("error_description"))
+                .and_then(Value::as_str)
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            format!("{e}{d}")
+        });
+    Err(format!(
+        "POST {url}: HTTP {status}{}",
+        error.map(|e| format!(": {e}")).unwrap_or_default()
+    ))
+}

@@ -1,0 +1,427 @@
+//! OAuth 2.1 for MCP clients (feature `oauth`): an [`OAuthProvider`] to put in
+//! [`HttpClientConfig::auth`](crate::client::HttpClientConfig::auth). It waits for the server's
+//! first 401 and then does what the MCP authorization spec asks of a client:
+//!
+//! 1. discovery: protected resource metadata (RFC 9728; the URL in `WWW-Authenticate`, else
+//!    the path-based then the root well-known URL), checking that its `resource` covers the
+//!    server URL; then the authorization server's metadata (RFC 8414 or OpenID Connect
+//!    Discovery, in the 2025-11-25 order). A server with no resource metadata gets the
+//!    2025-03-26 treatment: metadata at its origin, else `/authorize`, `/token`, `/register`;
+//! 2. the client identity: pre-registered credentials, else a client ID metadata document URL
+//!    when the server supports them, else dynamic client registration (RFC 7591);
+//! 3. scopes: those of the challenge, else the resource's `scopes_supported`, else none;
+//!    `offline_access` is added only when the authorization server lists it;
+//! 4. a token: authorization code with PKCE S256 through the host's browser callback (with a
+//!    `state` check), or client credentials, or cross-app access (RFC 8693 token exchange at
+//!    the identity provider, then the RFC 7523 JWT bearer grant); always with the `resource`
+//!    parameter (RFC 8707). Token endpoint authentication: `client_secret_basic`,
+//!    `client_secret_post`, `none`, and `private_key_jwt` with feature `oauth-jwt`;
+//! 5. later: refresh tokens when the token expires or is refused, and a scope step-up when a
+//!    403 `insufficient_scope` asks for scopes the token lacks (never for scopes it already
+//!    has: that loop cannot end well).
+
+mod discovery;
+mod http;
+#[cfg(feature = "oauth-jwt")]
+mod jwt;
+mod pkce;
+mod token;
+pub mod url;
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub use discovery::{Discovered, ServerMetadata, resource_metadata_urls, server_metadata_urls};
+#[cfg(feature = "oauth-jwt")]
+pub use jwt::{PrivateKey, client_assertion};
+pub use pkce::{Pkce, random_token};
+pub use token::Token;
+
+use crate::client::{AuthProvider, Challenge};
+use http::Http;
+use token::Registered;
+
+/// The host's browser step: gets the authorization URL, shows it to the user, and returns the
+/// URL the authorization server redirected to (with `code` and `state`).
+pub type Browser = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
+
+/// How the provider gets tokens.
+#[derive(Clone)]
+pub enum Grant {
+    /// Authorization code with PKCE (a user signs in).
+    AuthorizationCode {
+        /// The redirect URI registered for the client.
+        redirect_uri: String,
+        /// The browser step.
+        browser: Browser,
+    },
+    /// Client credentials (a machine acting for itself; needs [`OAuthConfig::credentials`]).
+    ClientCredentials,
+    /// Cross-app access (enterprise-managed authorization): the user's identity assertion
+    /// from their identity provider is exchanged there for an identity assertion grant
+    /// (RFC 8693), which the MCP server's authorization server takes as a JWT bearer grant
+    /// (RFC 7523). Needs [`OAuthConfig::credentials`] for the authorization server.
+    CrossApp(CrossApp),
+}
+
+impl fmt::Debug for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Grant::AuthorizationCode { redirect_uri, .. } => f
+                .debug_struct("AuthorizationCode")
+                .field("redirect_uri", redirect_uri)
+                .finish_non_exhaustive(),
+            Grant::ClientCredentials => f.write_str("ClientCredentials"),
+            Grant::CrossApp(c) => f
+                .debug_struct("CrossApp")
+                .field("idp_token_endpoint", &c.idp_token_endpoint)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// What cross-app access needs from the identity provider.
+#[derive(Clone)]
+pub struct CrossApp {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// The user's ID token from the identity provider.
+    pub id_token: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: Option<String>,
+    /// This client's secret at the identity provider (sent with `client_secret_post`).
+    pub idp_client_secret: Option<String>,
+}
+
+/// Client credentials the host already has (pre-registration).
+#[derive(Clone)]
+pub struct Credentials {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for `client_secret_basic` / `client_secret_post`.
+    pub client_secret: Option<String>,
+    /// A P-256 key for `private_key_jwt` (feature `oauth-jwt`).
+    #[cfg(feature = "oauth-jwt")]
+    pub private_key: Option<PrivateKey>,
+}
+
+impl Credentials {
+    /// A client id with a secret (or with none: a public client).
+    pub fn new(client_id: impl Into<String>, client_secret: Option<String>) -> Credentials {
+        Credentials {
+            client_id: client_id.into(),
+            client_secret,
+            #[cfg(feature = "oauth-jwt")]
+            private_key: None,
+        }
+    }
+}
+
+/// Settings of an [`OAuthProvider`].
+#[derive(Clone)]
+pub struct OAuthConfig {
+    /// How tokens are obtained.
+    pub grant: Grant,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+    /// Pre-registered credentials (used instead of any registration).
+    pub credentials: Option<Credentials>,
+    /// The URL of this client's ID metadata document, used as its `client_id` when the
+    /// authorization server supports them.
+    pub client_metadata_url: Option<String>,
+    /// Fixed scopes to ask for, instead of choosing them from the challenge and metadata.
+    pub scopes: Option<Vec<String>>,
+    /// Ask for a refresh token (`offline_access` when the server lists it; the
+    /// `refresh_token` grant in registration).
+    pub offline_access: bool,
+    /// Longest wait for one HTTP exchange with an authorization server (default 30 s).
+    pub timeout: Duration,
+    /// Most scope step-ups in a row (default 2).
+    pub max_step_ups: u32,
+}
+
+impl OAuthConfig {
+    /// Authorization code with PKCE through `browser`.
+    pub fn authorization_code(redirect_uri: impl Into<String>, browser: Browser) -> OAuthConfig {
+        OAuthConfig::with_grant(Grant::AuthorizationCode {
+            redirect_uri: redirect_uri.into(),
+            browser,
+        })
+    }
+
+    /// Any grant, with the defaults for the rest.
+    pub fn with_grant(grant: Grant) -> OAuthConfig {
+        OAuthConfig {
+            grant,
+            client_name: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
+            credentials: None,
+            client_metadata_url: None,
+            scopes: None,
+            offline_access: true,
+            timeout: Duration::from_secs(30),
+            max_step_ups: 2,
+        }
+    }
+}
+
+/// An OAuth 2.1 [`AuthProvider`]. See the [module](self) docs.
+pub struct OAuthProvider {
+    cfg: OAuthConfig,
+    http: Http,
+    state: Mutex<State>,
+}
+
+impl fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("grant", &self.cfg.grant)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    found: Option<Discovered>,
+    client: Option<Registered>,
+    token: Option<Token>,
+    step_ups: u32,
+}
+
+impl OAuthProvider {
+    /// A provider with these settings (nothing happens before the first refusal).
+    pub fn new(cfg: OAuthConfig) -> OAuthProvider {
+        let http = Http::new(cfg.timeout, &cfg.client_name);
+        OAuthProvider {
+            cfg,
+            http,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// A browser step for hosts with no user: GETs the authorization URL without following
+    /// the redirect and returns its `Location`. Right for authorization servers that
+    /// approve at once (tests, conformance suites), useless for a real sign-in page.
+    pub fn headless_browser(timeout: Duration) -> Browser {
+        let http = Http::new(timeout, "mcp-http-blocking-oauth");
+        Arc::new(move |url: &str| http.location(url))
+    }
+
+    /// The current token, if any.
+    pub fn token(&self) -> Option<Token> {
+        self.lock().token.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Discovery, unless done already for the same resource metadata URL.
+    fn discovered(&self, st: &mut State, ch: &Challenge) -> Result<Discovered, String> {
+        if let Some(d) = &st.found {
+            let same = match ch.resource_metadata() {
+                Some(u) => d.metadata_url.as_deref() == Some(u),
+                None => true,
+            };
+            if same {
+                return Ok(d.clone());
+            }
+        }
+        let d = discovery::discover(&self.http, &ch.url, ch.resource_metadata())?;
+        if st
+            .found
+            .as_ref()
+            .is_some_and(|old| old.server.token_endpoint != d.server.token_endpoint)
+        {
+            // Another authorization server: the old client id means nothing there.
+            st.client = None;
+        }
+        st.found = Some(d.clone());
+        Ok(d)
+    }
+
+    /// The scopes to ask for: fixed ones, else the challenge's, else the resource's
+    /// `scopes_supported`, else none; plus `offline_access` when wanted and listed.
+    fn select_scopes(&self, ch: &Challenge, d: &Discovered) -> Vec<String> {
+        let mut scopes = self
+            .cfg
+            .scopes
+            .clone()
+            .or_else(|| ch.scopes())
+            .or_else(|| d.resource_scopes.clone())
+            .unwrap_or_default();
+        self.add_offline_access(&mut scopes, d);
+        scopes
+    }
+
+    fn add_offline_access(&self, scopes: &mut Vec<String>, d: &Discovered) {
+        let listed = d
+            .server
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|x| x == "offline_access"));
+        let code = matches!(self.cfg.grant, Grant::AuthorizationCode { .. });
+        if self.cfg.offline_access
+            && code
+            && listed
+            && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".into());
+        }
+    }
+
+    /// Gets a token for `scopes` with the configured grant.
+    fn obtain(&self, st: &mut State, d: &Discovered, scopes: &[String]) -> Result<Token, String> {
+        let token = match &self.cfg.grant {
+            Grant::AuthorizationCode {
+                redirect_uri,
+                browser,
+            } => {
+                let client = self.client(st, d, redirect_uri)?;
+                token::authorization_code(&self.http, d, &client, redirect_uri, browser, scopes)?
+            }
+            Grant::ClientCredentials => {
+                let client = self.preregistered(d)?;
+                st.client = Some(client.clone());
+                token::client_credentials(&self.http, d, &client, scopes)?
+            }
+            Grant::CrossApp(x) => {
+                let client = self.preregistered(d)?;
+                st.client = Some(client.clone());
+                token::cross_app(&self.http, d, &client, x, scopes)?
+            }
+        };
+        st.token = Some(token.clone());
+        Ok(token)
+    }
+
+    fn preregistered(&self, d: &Discovered) -> Result<Registered, String> {
+        let c = self
+            .cfg
+            .credentials
+            .as_ref()
+            .ok_or("this grant needs pre-registered client credentials")?;
+        Ok(Registered::from_credentials(c, &d.server))
+    }
+
+    /// The client identity for the authorization code grant (kept once known).
+    fn client(
+        &self,
+        st: &mut State,
+        d: &Discovered,
+        redirect_uri: &str,
+    ) -> Result<Registered, String> {
+        if let Some(c) = &st.client {
+            return Ok(c.clone());
+        }
+        let c = if let Some(creds) = &self.cfg.credentials {
+            Registered::from_credentials(creds, &d.server)
+        } else if let (Some(url), true) = (
+            &self.cfg.client_metadata_url,
+            d.server.client_id_metadata_documents,
+        ) {
+            Registered::metadata_document(url)
+        } else {
+            token::register(
+                &self.http,
+                &d.server,
+                &self.cfg.client_name,
+                redirect_uri,
+                self.cfg.offline_access,
+            )?
+        };
+        st.client = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Uses the refresh token, if there is one; true when a new token came.
+    fn refresh(&self, st: &mut State) -> bool {
+        let (Some(tok), Some(d), Some(client)) = (&st.token, &st.found, &st.client) else {
+            return false;
+        };
+        let Some(rt) = tok.refresh.clone() else {
+            return false;
+        };
+        match token::refresh(&self.http, d, client, &rt, &tok.scopes) {
+            Ok(t) => {
+                st.token = Some(t);
+                true
+            }
+            Err(e) => {
+                log::info!("refreshing the token failed: {e}");
+                st.token = None;
+                false
+            }
+        }
+    }
+}
+
+impl AuthProvider for OAuthProvider {
+    fn authorization(&self) -> Option<String> {
+        let mut st = self.lock();
+        let expired = st
+            .token
+            .as_ref()
+            .and_then(|t| t.expires)
+            .is_some_and(|e| Instant::now() + Duration::from_secs(10) >= e);
+        if expired {
+            self.refresh(&mut st);
+        }
+        st.token.as_ref().map(Token::header)
+    }
+
+    fn challenged(&self, ch: &Challenge) -> Result<(), String> {
+        let mut st = self.lock();
+        let current = st.token.as_ref().map(Token::header);
+        if current.is_some() && current != ch.sent {
+            // Another request already got a new token: just retry.
+            return Ok(());
+        }
+        if ch.insufficient_scope() {
+            let needed = ch.scopes().unwrap_or_default();
+            let have = st
+                .token
+                .as_ref()
+                .map(|t| t.scopes.clone())
+                .unwrap_or_default();
+            if needed.is_empty() || needed.iter().all(|s| have.contains(s)) {
+                return Err(format!(
+                    "the server wants scopes [{}] and the token already has [{}]",
+                    needed.join(" "),
+                    have.join(" ")
+                ));
+            }
+            if st.step_ups >= self.cfg.max_step_ups {
+                return Err(format!(
+                    "gave up after {} scope step-ups",
+                    self.cfg.max_step_ups
+                ));
+            }
+            st.step_ups += 1;
+            let d = self.discovered(&mut st, ch)?;
+            let mut scopes = have;
+            for s in needed {
+                if !scopes.contains(&s) {
+                    scopes.push(s);
+                }
+            }
+            self.add_offline_access(&mut scopes, &d);
+            self.obtain(&mut st, &d, &scopes)?;
+            return Ok(());
+        }
+        if ch.status != 401 {
+            return Err(format!(
+                "HTTP {} is not an authorization challenge",
+                ch.status
+            ));
+        }
+        if current.is_some() && self.refresh(&mut st) {
+            return Ok(());
+        }
+        st.step_ups = 0;
+        let d = self.discovered(&mut st, ch)?;
+        let scopes = self.select_scopes(ch, &d);
+        self.obtain(&mut st, &d, &scopes)?;
+        Ok(())
+    }
+}

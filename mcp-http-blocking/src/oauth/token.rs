@@ -1,0 +1,424 @@
+//! Client identity (registration) and the token endpoint: the grants, and how the client
+//! authenticates itself there.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::discovery::{Discovered, ServerMetadata};
+use super::http::Http;
+use super::pkce::{Pkce, random_token};
+use super::url::{Url, form, with_query};
+use super::{Browser, Credentials, CrossApp};
+
+/// An access token and what came with it.
+#[derive(Clone)]
+pub struct Token {
+    /// The access token.
+    pub access: String,
+    /// The refresh token, if one was issued.
+    pub refresh: Option<String>,
+    /// The scopes granted (the answer's `scope`, else those asked for).
+    pub scopes: Vec<String>,
+    /// When it expires, if the server said.
+    pub expires: Option<Instant>,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Token")
+            .field("scopes", &self.scopes)
+            .field("expires", &self.expires)
+            .field("refresh", &self.refresh.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Token {
+    /// The `Authorization` header value.
+    pub fn header(&self) -> String {
+        format!("Bearer {}", self.access)
+    }
+
+    /// Reads a token endpoint answer (RFC 6749 §5.1).
+    fn from_answer(
+        v: &Value,
+        asked: &[String],
+        old_refresh: Option<&str>,
+    ) -> Result<Token, String> {
+        let access = v
+            .get("access_token")
+            .and_then(Value::as_str)
+            .ok_or("the token answer has no access_token")?;
+        let kind = v.get("token_type").and_then(Value::as_str).unwrap_or("");
+        if !kind.eq_ignore_ascii_case("bearer") {
+            return Err(format!("token type {kind:?} is not Bearer"));
+        }
+        let scopes = v
+            .get("scope")
+            .and_then(Value::as_str)
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_else(|| asked.to_vec());
+        Ok(Token {
+            access: access.to_owned(),
+            refresh: v
+                .get("refresh_token")
+                .and_then(Value::as_str)
+                .or(old_refresh)
+                .map(str::to_owned),
+            scopes,
+            expires: v
+                .get("expires_in")
+                .and_then(Value::as_u64)
+                .map(|s| Instant::now() + Duration::from_secs(s)),
+        })
+    }
+}
+
+/// How the client authenticates at the token endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// A public client: `client_id` in the body only.
+    None,
+    /// HTTP Basic with the secret.
+    SecretBasic,
+    /// The secret in the body.
+    SecretPost,
+    /// A signed JWT assertion (feature `oauth-jwt`).
+    PrivateKeyJwt,
+}
+
+/// A client identity at the authorization server.
+#[derive(Clone)]
+pub(crate) struct Registered {
+    pub(crate) client_id: String,
+    secret: Option<String>,
+    method: AuthMethod,
+    #[cfg(feature = "oauth-jwt")]
+    key: Option<super::PrivateKey>,
+}
+
+impl Registered {
+    /// Pre-registered credentials, with the method the server supports.
+    pub(crate) fn from_credentials(c: &Credentials, meta: &ServerMetadata) -> Registered {
+        #[cfg(feature = "oauth-jwt")]
+        let has_key = c.private_key.is_some();
+        #[cfg(not(feature = "oauth-jwt"))]
+        let has_key = false;
+        let method =
+            if has_key && (meta.supports_auth("private_key_jwt") || c.client_secret.is_none()) {
+                AuthMethod::PrivateKeyJwt
+            } else {
+                choose_method(meta, c.client_secret.is_some())
+            };
+        Registered {
+            client_id: c.client_id.clone(),
+            secret: c.client_secret.clone(),
+            method,
+            #[cfg(feature = "oauth-jwt")]
+            key: c.private_key.clone(),
+        }
+    }
+
+    /// A client ID metadata document URL as the client id (a public client).
+    pub(crate) fn metadata_document(url: &str) -> Registered {
+        Registered {
+            client_id: url.to_owned(),
+            secret: None,
+            method: AuthMethod::None,
+            #[cfg(feature = "oauth-jwt")]
+            key: None,
+        }
+    }
+
+    /// POSTs `params` to the token endpoint with this client's authentication.
+    fn token_request(
+        &self,
+        http: &Http,
+        d: &Discovered,
+        mut params: Vec<(&'static str, String)>,
+    ) -> Result<Value, String> {
+        let endpoint = &d.server.token_endpoint;
+        let mut basic = None;
+        match self.method {
+            AuthMethod::None => params.push(("client_id", self.client_id.clone())),
+            AuthMethod::SecretPost => {
+                params.push(("client_id", self.client_id.clone()));
+                params.push(("client_secret", self.secret.clone().unwrap_or_default()));
+            }
+            AuthMethod::SecretBasic => {
+                basic = Some((
+                    self.client_id.as_str(),
+                    self.secret.as_deref().unwrap_or(""),
+                ));
+            }
+            AuthMethod::PrivateKeyJwt => {
+                #[cfg(feature = "oauth-jwt")]
+                {
+                    let key = self.key.as_ref().ok_or("private_key_jwt without a key")?;
+                    let audience = d.server.issuer.clone().unwrap_or_else(|| endpoint.clone());
+                    params.push(("client_id", self.client_id.clone()));
+                    params.push((
+                        "client_assertion_type",
+                        "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+                    ));
+                    params.push((
+                        "client_assertion",
+                        super::jwt::client_assertion(key, &self.client_id, &audience)?,
+                    ));
+                }
+                #[cfg(not(feature = "oauth-jwt"))]
+                return Err("private_key_jwt needs the oauth-jwt feature".into());
+            }
+        }
+        let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        http.post_form(endpoint, &pairs, basic)
+    }
+}
+
+/// The token endpoint authentication for a client with (or without) a secret: Basic when the
+/// server takes it, else the secret in the body, else none.
+fn choose_method(meta: &ServerMetadata, has_secret: bool) -> AuthMethod {
+    if !has_secret {
+        AuthMethod::None
+    } else if meta.supports_auth("client_secret_basic") {
+        AuthMethod::SecretBasic
+    } else if meta.supports_auth("client_secret_post") {
+        AuthMethod::SecretPost
+    } else {
+        AuthMethod::SecretBasic
+    }
+}
+
+fn method_named(name: &str) -> Option<AuthMethod> {
+    Some(match name {
+        "none" => AuthMethod::None,
+        "client_secret_basic" => AuthMethod::SecretBasic,
+        "client_secret_post" => AuthMethod::SecretPost,
+        _ => return None,
+    })
+}
+
+/// Dynamic client registration (RFC 7591).
+pub(crate) fn register(
+    http: &Http,
+    meta: &ServerMetadata,
+    client_name: &str,
+    redirect_uri: &str,
+    refresh: bool,
+) -> Result<Registered, String> {
+    let endpoint = meta.registration_endpoint.as_deref().ok_or(
+        "the authorization server offers no registration and no client credentials were given",
+    )?;
+    // Ask to be a public client when the server allows it (a client that cannot keep a
+    // secret should not have one), else the first secret method it takes.
+    let wanted = ["none", "client_secret_basic", "client_secret_post"]
+        .into_iter()
+        .find(|m| meta.supports_auth(m))
+        .unwrap_or("client_secret_basic");
+    let mut grants = vec!["authorization_code"];
+    if refresh {
+        grants.push("refresh_token");
+    }
+    let body = json!({
+        "client_name": client_name,
+        "redirect_uris": [redirect_uri],
+        "grant_types": grants,
+        "response_types": ["code"],
+        "token_endpoint_auth_method": wanted,
+    });
+    let answer = http.post_json(endpoint, &body)?;
+    let client_id = answer
+        .get("client_id")
+        .and_then(Value::as_str)
+        .ok_or("the registration answer has no client_id")?;
+    let secret = answer
+        .get("client_secret")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let method = answer
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+        .and_then(method_named)
+        .unwrap_or_else(|| choose_method(meta, secret.is_some()));
+    Ok(Registered {
+        client_id: client_id.to_owned(),
+        secret,
+        method,
+        #[cfg(feature = "oauth-jwt")]
+        key: None,
+    })
+}
+
+/// The authorization code grant with PKCE: the browser step, the `state` check, the code
+/// exchange.
+pub(crate) fn authorization_code(
+    http: &Http,
+    d: &Discovered,
+    client: &Registered,
+    redirect_uri: &str,
+    browser: &Browser,
+    scopes: &[String],
+) -> Result<Token, String> {
+    if d.server.from_document {
+        let s256 = d
+            .server
+            .code_challenge_methods
+            .as_ref()
+            .is_some_and(|m| m.iter().any(|x| x == "S256"));
+        if !s256 {
+            return Err("the authorization server does not support PKCE with S256".into());
+        }
+    }
+    if d.server.authorization_endpoint.is_empty() {
+        return Err("the authorization server has no authorization endpoint".into());
+    }
+    let pkce = Pkce::new()?;
+    let state = random_token(24)?;
+    let scope = scopes.join(" ");
+    let mut q = vec![
+        ("response_type", "code"),
+        ("client_id", client.client_id.as_str()),
+        ("redirect_uri", redirect_uri),
+        ("code_challenge", pkce.challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("state", state.as_str()),
+        ("resource", d.resource.as_str()),
+    ];
+    if !scope.is_empty() {
+        q.push(("scope", scope.as_str()));
+    }
+    let url = with_query(&d.server.authorization_endpoint, &form(&q));
+    let back = browser(&url)?;
+    let back = Url::parse(&back).ok_or_else(|| format!("the redirect {back:?} is not a URL"))?;
+    if back.query_param("state").as_deref() != Some(state.as_str()) {
+        return Err("the redirect's state does not match the request's (possible CSRF)".into());
+    }
+    if let Some(e) = back.query_param("error") {
+        let why = back.query_param("error_description").unwrap_or_default();
+        return Err(format!("authorization refused: {e} {why}")
+            .trim_end()
+            .to_owned());
+    }
+    let code = back
+        .query_param("code")
+        .ok_or("the redirect carries no code")?;
+    let answer = client.token_request(
+        http,
+        d,
+        vec![
+            ("grant_type", "authorization_code".into()),
+            ("code", code),
+            ("redirect_uri", redirect_uri.into()),
+            ("code_verifier", pkce.verifier),
+            ("resource", d.resource.clone()),
+        ],
+    )?;
+    Token::from_answer(&answer, scopes, None)
+}
+
+/// The client credentials grant.
+pub(crate) fn client_credentials(
+    http: &Http,
+    d: &Discovered,
+    client: &Registered,
+    scopes: &[String],
+) -> Result<Token, String> {
+    let mut params = vec![
+        ("grant_type", "client_credentials".to_owned()),
+        ("resource", d.resource.clone()),
+    ];
+    if !scopes.is_empty() {
+        params.push(("scope", scopes.join(" ")));
+    }
+    let answer = client.token_request(http, d, params)?;
+    Token::from_answer(&answer, scopes, None)
+}
+
+/// Cross-app access: RFC 8693 token exchange of the ID token at the identity provider for an
+/// identity assertion grant (ID-JAG), then the RFC 7523 JWT bearer grant with it at the
+/// MCP server's authorization server.
+pub(crate) fn cross_app(
+    http: &Http,
+    d: &Discovered,
+    client: &Registered,
+    x: &CrossApp,
+    scopes: &[String],
+) -> Result<Token, String> {
+    let audience = d
+        .server
+        .issuer
+        .clone()
+        .ok_or("the authorization server's metadata names no issuer")?;
+    let scope = scopes.join(" ");
+    let mut params = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:token-exchange",
+        ),
+        (
+            "requested_token_type",
+            "urn:ietf:params:oauth:token-type:id-jag",
+        ),
+        ("audience", audience.as_str()),
+        ("resource", d.resource.as_str()),
+        ("subject_token", x.id_token.as_str()),
+        (
+            "subject_token_type",
+            "urn:ietf:params:oauth:token-type:id_token",
+        ),
+    ];
+    if !scope.is_empty() {
+        params.push(("scope", scope.as_str()));
+    }
+    if let Some(id) = &x.idp_client_id {
+        params.push(("client_id", id.as_str()));
+    }
+    if let Some(secret) = &x.idp_client_secret {
+        params.push(("client_secret", secret.as_str()));
+    }
+    let exchanged = http.post_form(&x.idp_token_endpoint, &params, None)?;
+    let grant = exchanged
+        .get("access_token")
+        .and_then(Value::as_str)
+        .ok_or("the identity provider's answer has no access_token")?;
+    let issued = exchanged.get("issued_token_type").and_then(Value::as_str);
+    if issued.is_some_and(|t| t != "urn:ietf:params:oauth:token-type:id-jag") {
+        return Err(format!(
+            "the identity provider issued {issued:?}, not an identity assertion grant"
+        ));
+    }
+    let mut params = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+        ),
+        ("assertion", grant.to_owned()),
+        ("resource", d.resource.clone()),
+    ];
+    if !scope.is_empty() {
+        params.push(("scope", scope.clone()));
+    }
+    let answer = client.token_request(http, d, params)?;
+    Token::from_answer(&answer, scopes, None)
+}
+
+/// The refresh token grant (the old refresh token is kept when no new one comes).
+pub(crate) fn refresh(
+    http: &Http,
+    d: &Discovered,
+    client: &Registered,
+    refresh_token: &str,
+    scopes: &[String],
+) -> Result<Token, String> {
+    let answer = client.token_request(
+        http,
+        d,
+        vec![
+            ("grant_type", "refresh_token".into()),
+            ("refresh_token", refresh_token.into()),
+            ("resource", d.resource.clone()),
+        ],
+    )?;
+    Token::from_answer(&answer, scopes, Some(refresh_token))
+}
