@@ -5,6 +5,9 @@
 
 use mcp_server_kit::Server;
 
+#[cfg(feature = "full")]
+pub mod conformance_auth;
+
 /// The usage line the examples print for `--help`.
 pub const USAGE: &str = "[--stdio | --http ADDR]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
 

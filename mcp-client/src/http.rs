@@ -7,7 +7,9 @@ use std::process::ExitStatus;
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::jsonrpc::Message;
 use mcp_core::version::{Era, ProtocolVersion};
-pub use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+pub use mcp_http_blocking::client::{
+    AuthProvider, BearerToken, Challenge, ClientEvent, HttpClient, HttpClientConfig,
+};
 
 use crate::builder::ClientBuilder;
 use crate::client::Client;

@@ -61,8 +61,13 @@ pub use client::{Client, MAX_INPUT_ROUNDS};
 pub use error::Error;
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]
-pub use http::{ClientEvent, HttpClientConfig, HttpTransport};
+pub use http::{
+    AuthProvider, BearerToken, Challenge, ClientEvent, HttpClientConfig, HttpTransport,
+};
 pub use listen::Subscription;
+/// OAuth 2.1 for HTTP servers (feature `oauth`): see [`oauth::OAuthProvider`].
+#[cfg(feature = "oauth")]
+pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 pub use shared::{NotificationCallback, ProgressCallback};
 pub use transport::{ChannelTransport, Incoming, StdioTransport, Transport};

@@ -323,6 +323,10 @@ impl log::Log for StderrLog {
 }
 
 fn main() -> ExitCode {
+    // The conformance suite's `auth/*` scenarios (URL last, scenario in the environment).
+    if let Some(code) = mcp_examples::conformance_auth::main_if_auth_scenario() {
+        return code;
+    }
     let args = match parse(std::env::args().skip(1).collect()) {
         Ok(a) => a,
         Err(why) => {

@@ -1,0 +1,143 @@
+//! The client side of the MCP conformance suite's `auth/*` scenarios. The suite runs the
+//! client with the server URL as the last argument, the scenario in `MCP_CONFORMANCE_SCENARIO`
+//! and, for some scenarios, credentials in `MCP_CONFORMANCE_CONTEXT` (a JSON object). Its mock
+//! authorization servers approve at once, so the browser step here is a GET that reads the
+//! redirect's `Location`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_client::oauth::{Credentials, CrossApp, Grant, OAuthConfig, OAuthProvider, PrivateKey};
+use mcp_client::{AuthProvider, Client, HttpClientConfig, Revision};
+use serde_json::{Value, json};
+
+/// The client ID metadata document URL the suite expects in `auth/basic-cimd` (it is never
+/// fetched by the client; the authorization server would).
+pub const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The redirect URI registered by the conformance client (never contacted: the headless
+/// browser only reads the redirect).
+pub const REDIRECT_URI: &str = "http://localhost:3000/callback";
+
+/// The authorization provider for a scenario: None for scenarios that are not `auth/*`.
+///
+/// # Errors
+/// A context that is not a JSON object, or unusable credentials in it.
+pub fn authorizer_for(
+    scenario: &str,
+    context: Option<&str>,
+) -> Result<Option<Arc<dyn AuthProvider>>, String> {
+    if !scenario.starts_with("auth/") {
+        return Ok(None);
+    }
+    let ctx: Value = match context {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+        None => json!({}),
+    };
+    let field = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
+    let credentials = field("client_id").map(|id| Credentials::new(id, field("client_secret")));
+    let cfg = if let Some(id_token) = field("idp_id_token") {
+        let token_endpoint = field("idp_token_endpoint")
+            .ok_or("the context has an ID token but no idp_token_endpoint")?;
+        let mut cfg = OAuthConfig::with_grant(Grant::CrossApp(CrossApp {
+            idp_token_endpoint: token_endpoint,
+            id_token,
+            idp_client_id: field("idp_client_id"),
+            idp_client_secret: None,
+        }));
+        cfg.credentials = credentials;
+        cfg
+    } else if scenario.starts_with("auth/client-credentials") {
+        let mut creds = credentials.ok_or("client credentials need a client_id in the context")?;
+        if let Some(pem) = field("private_key_pem") {
+            let alg = field("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            if alg != "ES256" {
+                return Err(format!(
+                    "signing algorithm {alg} is not supported (ES256 is)"
+                ));
+            }
+            creds.private_key = Some(PrivateKey::from_pem(&pem)?);
+        }
+        let mut cfg = OAuthConfig::with_grant(Grant::ClientCredentials);
+        cfg.credentials = Some(creds);
+        cfg
+    } else {
+        let browser = OAuthProvider::headless_browser(Duration::from_secs(10));
+        let mut cfg = OAuthConfig::authorization_code(REDIRECT_URI, browser);
+        cfg.credentials = credentials;
+        if scenario == "auth/basic-cimd" {
+            cfg.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+        }
+        cfg
+    };
+    let mut cfg = cfg;
+    cfg.client_name = "mcp-blocking-conformance".into();
+    Ok(Some(Arc::new(OAuthProvider::new(cfg))))
+}
+
+/// The conformance entry point for an `auth/*` scenario: when `MCP_CONFORMANCE_SCENARIO`
+/// names one, runs it against the last command-line argument (the server URL) and returns
+/// the exit status; otherwise None. `MCP_CONFORMANCE_DEBUG=1` logs to stderr.
+pub fn main_if_auth_scenario() -> Option<std::process::ExitCode> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").ok()?;
+    if !scenario.starts_with("auth/") {
+        return None;
+    }
+    if std::env::var_os("MCP_CONFORMANCE_DEBUG").is_some() {
+        let _ = env_logger::Builder::new()
+            .filter_level(log::LevelFilter::Debug)
+            .try_init();
+    }
+    let context = std::env::var("MCP_CONFORMANCE_CONTEXT").ok();
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("client: no server URL given");
+        return Some(std::process::ExitCode::from(2));
+    };
+    Some(match run(&scenario, context.as_deref(), &url) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(why) => {
+            eprintln!("client: {scenario}: {why}");
+            std::process::ExitCode::FAILURE
+        }
+    })
+}
+
+/// What the client does in an `auth/*` scenario: connect (authorizing on the way), list the
+/// tools, call the first one with no arguments (the call is where scope step-ups happen),
+/// print what it got, close.
+///
+/// # Errors
+/// Any failure on the way, as text for stderr.
+pub fn run(scenario: &str, context: Option<&str>, url: &str) -> Result<(), String> {
+    let mut config = HttpClientConfig::default();
+    config.auth = authorizer_for(scenario, context)?;
+    let client = Client::builder()
+        .client_info("mcp-blocking-conformance", env!("CARGO_PKG_VERSION"))
+        .revision(Revision::Legacy)
+        .connect_http_with(url, config)
+        .map_err(|e| format!("connecting: {e}"))?;
+    let outcome = exercise(&client);
+    let closed = client.close();
+    outcome?;
+    closed.map_err(|e| format!("closing: {e}"))?;
+    Ok(())
+}
+
+fn exercise(client: &Client) -> Result<(), String> {
+    let tools: Vec<_> = client
+        .list_tools()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("tools/list: {e}"))?;
+    println!("{} tool(s)", tools.len());
+    if let Some(tool) = tools.first() {
+        let result = client
+            .call_tool(&tool.name, json!({}))
+            .map_err(|e| format!("tools/call {}: {e}", tool.name))?;
+        println!(
+            "{}",
+            serde_json::to_string(&result).map_err(|e| e.to_string())?
+        );
+    }
+    Ok(())
+}
