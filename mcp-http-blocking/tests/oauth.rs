@@ -1,0 +1,405 @@
+//! The OAuth provider end to end on 127.0.0.1: the crate's own server as the protected resource
+//! (its bearer hook, its resource metadata, its 401/403 challenges) and a small authorization
+//! server on tiny_http that checks what a real one checks (PKCE S256, the code, `state`
+//! echoing, the refresh token) and records every request.
+#![cfg(all(feature = "server", feature = "oauth"))]
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use common::{Ctl, TestService};
+use crossbeam_channel::Receiver;
+use mcp_core::jsonrpc::{Message, Request, RequestId};
+use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+use mcp_http_blocking::oauth::url::{Url, parse_form};
+use mcp_http_blocking::oauth::{OAuthConfig, OAuthProvider, Pkce};
+use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// One request the authorization server saw: `METHOD /path` and its parameters.
+type Seen = (String, HashMap<String, String>);
+
+#[derive(Default)]
+struct AsState {
+    seen: Vec<Seen>,
+    /// code -> (challenge, scopes)
+    codes: HashMap<String, (String, String)>,
+    /// refresh token -> scopes
+    refresh: HashMap<String, String>,
+    issued: u32,
+}
+
+/// Tokens the authorization server issued, with their scopes (what the resource server checks).
+type Tokens = Arc<Mutex<HashMap<String, Vec<String>>>>;
+
+struct MockAs {
+    url: String,
+    server: Arc<tiny_http::Server>,
+    state: Arc<Mutex<AsState>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MockAs {
+    fn start(tokens: Tokens) -> MockAs {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let url = format!("http://{}", server.server_addr().to_ip().unwrap());
+        let state = Arc::new(Mutex::new(AsState::default()));
+        let (s, st, base) = (server.clone(), state.clone(), url.clone());
+        let thread = std::thread::spawn(move || {
+            for mut req in s.incoming_requests() {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                let (status, location, answer) = handle(&base, &st, &tokens, &req, &body);
+                let mut resp = tiny_http::Response::from_string(answer.to_string())
+                    .with_status_code(status)
+                    .with_header(
+                        tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap(),
+                    );
+                if let Some(l) = location {
+                    resp = resp.with_header(tiny_http::Header::from_bytes("Location", l).unwrap());
+                }
+                let _ = req.respond(resp);
+            }
+        });
+        MockAs {
+            url,
+            server,
+            state,
+            thread: Some(thread),
+        }
+    }
+
+    fn seen(&self, what: &str) -> Vec<HashMap<String, String>> {
+        let st = self.state.lock().unwrap();
+        st.seen
+            .iter()
+            .filter(|(w, _)| w == what)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
+    fn requests(&self) -> usize {
+        self.state.lock().unwrap().seen.len()
+    }
+}
+
+impl Drop for MockAs {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn handle(
+    base: &str,
+    st: &Mutex<AsState>,
+    tokens: &Tokens,
+    req: &tiny_http::Request,
+    body: &str,
+) -> (u16, Option<String>, Value) {
+    let full = format!("{base}{}", req.url());
+    let url = Url::parse(&full).unwrap();
+    let what = format!("{} {}", req.method(), url.path);
+    let mut params: HashMap<String, String> = match req.method() {
+        tiny_http::Method::Post if body.starts_with('{') => {
+            let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+            v.as_object()
+                .map(|o| o.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
+                .unwrap_or_default()
+        }
+        tiny_http::Method::Post => parse_form(body).into_iter().collect(),
+        _ => url
+            .query
+            .as_deref()
+            .map(|q| parse_form(q).into_iter().collect())
+            .unwrap_or_default(),
+    };
+    if let Some(h) = req
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Authorization"))
+    {
+        params.insert("authorization".into(), h.value.to_string());
+    }
+    let mut s = st.lock().unwrap();
+    s.seen.push((what.clone(), params.clone()));
+    let p = |k: &str| params.get(k).cloned().unwrap_or_default();
+    match what.as_str() {
+        "GET /.well-known/oauth-authorization-server" => (
+            200,
+            None,
+            json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
+            }),
+        ),
+        "POST /register" => (
+            201,
+            None,
+            json!({"client_id": "dyn-client", "token_endpoint_auth_method": "none"}),
+        ),
+        "GET /authorize" => {
+            s.issued += 1;
+            let code = format!("code-{}", s.issued);
+            s.codes
+                .insert(code.clone(), (p("code_challenge"), p("scope")));
+            let location = format!("{}?code={code}&state={}", p("redirect_uri"), p("state"));
+            (302, Some(location), json!({}))
+        }
+        "POST /token" => {
+            let scopes = match p("grant_type").as_str() {
+                "authorization_code" => match s.codes.remove(&p("code")) {
+                    Some((challenge, scopes))
+                        if Pkce::from_verifier(p("code_verifier")).challenge == challenge =>
+                    {
+                        scopes
+                    }
+                    _ => return (400, None, json!({"error": "invalid_grant"})),
+                },
+                "refresh_token" => match s.refresh.get(&p("refresh_token")) {
+                    Some(scopes) => scopes.clone(),
+                    None => return (400, None, json!({"error": "invalid_grant"})),
+                },
+                _ => return (400, None, json!({"error": "unsupported_grant_type"})),
+            };
+            // This server never grants mcp:admin.
+            let scopes = scopes
+                .split_whitespace()
+                .filter(|s| *s != "mcp:admin")
+                .collect::<Vec<_>>()
+                .join(" ");
+            s.issued += 1;
+            let access = format!("tok-{}", s.issued);
+            let refresh = format!("rt-{}", s.issued);
+            s.refresh.insert(refresh.clone(), scopes.clone());
+            tokens.lock().unwrap().insert(
+                access.clone(),
+                scopes.split_whitespace().map(str::to_owned).collect(),
+            );
+            (
+                200,
+                None,
+                json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+                       "refresh_token": refresh, "scope": scopes}),
+            )
+        }
+        _ => (404, None, json!({"error": "not_found"})),
+    }
+}
+
+/// The resource server's token check: issued, not revoked, with the scopes required now.
+struct Rs {
+    tokens: Tokens,
+    required: Mutex<Vec<String>>,
+}
+
+impl Authorizer for Rs {
+    fn authorize(&self, token: &str, _resource: &str) -> Result<Value, AuthError> {
+        let tokens = self.tokens.lock().unwrap();
+        let scopes = tokens
+            .get(token)
+            .ok_or_else(|| AuthError::Invalid("unknown or revoked token".into()))?;
+        let required = self.required.lock().unwrap().clone();
+        if required.iter().all(|r| scopes.contains(r)) {
+            Ok(json!({"scopes": scopes}))
+        } else {
+            Err(AuthError::InsufficientScope {
+                scope: required.join(" "),
+            })
+        }
+    }
+}
+
+struct Setup {
+    as_: MockAs,
+    rs: Arc<Rs>,
+    server: ServerHandle,
+}
+
+fn setup() -> Setup {
+    let tokens: Tokens = Arc::default();
+    let as_ = MockAs::start(tokens.clone());
+    let rs = Arc::new(Rs {
+        tokens,
+        required: Mutex::new(vec!["mcp:read".into()]),
+    });
+    let server = HttpServer::builder()
+        .bind("127.0.0.1:0")
+        .config(HttpConfig {
+            auth: Some(AuthConfig {
+                authorizer: rs.clone(),
+                authorization_servers: vec![as_.url.clone()],
+                scopes: vec!["mcp:read".into()],
+                public_url: None,
+            }),
+            ..HttpConfig::default()
+        })
+        .io_timeout(Duration::from_secs(5))
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    Setup { as_, rs, server }
+}
+
+fn endpoint(h: &ServerHandle) -> String {
+    format!("http://{}/mcp", h.local_addr())
+}
+
+fn connect(url: &str, cfg: OAuthConfig) -> HttpClient {
+    let auth = Arc::new(OAuthProvider::new(cfg));
+    HttpClient::connect(url, HttpClientConfig::default().with_auth(auth)).unwrap()
+}
+
+fn headless() -> OAuthConfig {
+    OAuthConfig::authorization_code(REDIRECT, OAuthProvider::headless_browser(WAIT))
+}
+
+fn req(id: i64, method: &str, params: Value) -> Message {
+    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
+}
+
+fn next(rx: &Receiver<ClientEvent>) -> Message {
+    match rx.recv_timeout(WAIT).expect("a message in time") {
+        ClientEvent::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+fn initialize() -> Message {
+    req(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    )
+}
+
+fn ok(m: &Message) -> Value {
+    match m {
+        Message::Response(r) => r.result().unwrap(),
+        other => panic!("expected a result, got {other:?}"),
+    }
+}
+
+#[test]
+fn authorization_code_flow_end_to_end() {
+    let s = setup();
+    let url = endpoint(&s.server);
+    let c = connect(&url, headless());
+    c.sender().send(initialize()).unwrap();
+    assert_eq!(ok(&next(&c.receiver()))["protocolVersion"], "2025-11-25");
+
+    let reg = s.as_.seen("POST /register");
+    assert_eq!(reg.len(), 1, "one dynamic registration");
+    assert!(reg[0]["redirect_uris"].contains(REDIRECT));
+    assert!(reg[0]["grant_types"].contains("refresh_token"));
+    let auth = s.as_.seen("GET /authorize");
+    assert_eq!(auth.len(), 1);
+    let a = &auth[0];
+    assert_eq!(a["client_id"], "dyn-client");
+    assert_eq!(a["code_challenge_method"], "S256");
+    assert_eq!(a["resource"], url, "RFC 8707 resource is the server URL");
+    // The challenge's scope, plus offline_access because the server lists it.
+    assert_eq!(a["scope"], "mcp:read offline_access");
+    let tok = s.as_.seen("POST /token");
+    assert_eq!(tok.len(), 1);
+    assert_eq!(tok[0]["resource"], url);
+    assert_eq!(tok[0]["client_id"], "dyn-client");
+    assert!(!tok[0].contains_key("authorization"), "a public client");
+
+    // The token is reused: no more traffic to the authorization server.
+    let before = s.as_.requests();
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+    assert_eq!(s.as_.requests(), before);
+}
+
+#[test]
+fn step_up_on_insufficient_scope_then_refresh_on_revocation() {
+    let s = setup();
+    let c = connect(&endpoint(&s.server), headless());
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+
+    *s.rs.required.lock().unwrap() = vec!["mcp:read".into(), "mcp:write".into()];
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+    let auth = s.as_.seen("GET /authorize");
+    assert_eq!(auth.len(), 2, "a second authorization for the step-up");
+    let scopes: Vec<&str> = auth[1]["scope"].split(' ').collect();
+    for want in ["mcp:read", "mcp:write", "offline_access"] {
+        assert!(scopes.contains(&want), "{want} in {scopes:?}");
+    }
+    assert_eq!(s.as_.seen("POST /register").len(), 1, "registered once");
+
+    // Revoke every token: the next request gets 401 and the refresh token answers it.
+    s.rs.tokens.lock().unwrap().clear();
+    c.sender().send(req(3, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+    let grants: Vec<String> = s
+        .as_
+        .seen("POST /token")
+        .iter()
+        .map(|p| p["grant_type"].clone())
+        .collect();
+    assert_eq!(
+        grants,
+        ["authorization_code", "authorization_code", "refresh_token"]
+    );
+    assert_eq!(s.as_.seen("GET /authorize").len(), 2, "no new sign-in");
+}
+
+#[test]
+fn step_ups_are_bounded() {
+    let s = setup();
+    let c = connect(&endpoint(&s.server), headless());
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    // The resource wants a scope its authorization server never grants: the client tries a
+    // bounded number of step-ups, then the request fails instead of looping.
+    *s.rs.required.lock().unwrap() = vec!["mcp:read".into(), "mcp:admin".into()];
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    let m = next(&c.receiver());
+    assert!(matches!(m, Message::Error(_)), "{m:?}");
+    let attempts = s.as_.seen("GET /authorize").len();
+    assert!((2..=3).contains(&attempts), "{attempts} authorizations");
+}
+
+#[test]
+fn a_redirect_with_another_state_is_refused() {
+    let s = setup();
+    let inner = OAuthProvider::headless_browser(WAIT);
+    let tamper: mcp_http_blocking::oauth::Browser = Arc::new(move |u: &str| {
+        let back = inner(u)?;
+        let cut = back.find("&state=").unwrap_or(back.len());
+        Ok(format!("{}&state=forged", &back[..cut]))
+    });
+    let c = connect(
+        &endpoint(&s.server),
+        OAuthConfig::authorization_code(REDIRECT, tamper),
+    );
+    c.sender().send(initialize()).unwrap();
+    match next(&c.receiver()) {
+        Message::Error(e) => assert!(e.error.message.contains("state"), "{}", e.error.message),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    assert!(
+        s.as_.seen("POST /token").is_empty(),
+        "the code was not redeemed"
+    );
+}
