@@ -110,8 +110,10 @@ pub fn main_if_auth_scenario() -> Option<std::process::ExitCode> {
 /// # Errors
 /// Any failure on the way, as text for stderr.
 pub fn run(scenario: &str, context: Option<&str>, url: &str) -> Result<(), String> {
-    let mut config = HttpClientConfig::default();
-    config.auth = authorizer_for(scenario, context)?;
+    let config = HttpClientConfig {
+        auth: authorizer_for(scenario, context)?,
+        ..HttpClientConfig::default()
+    };
     let client = Client::builder()
         .client_info("mcp-blocking-conformance", env!("CARGO_PKG_VERSION"))
         .revision(Revision::Legacy)
