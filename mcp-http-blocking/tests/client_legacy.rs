@@ -162,9 +162,42 @@ fn unrelated_notifications_arrive_on_the_get_stream() {
 }
 
 #[test]
-fn a_forgotten_session_gives_a_clean_error() {
+fn a_forgotten_session_is_replaced_and_the_request_sent_again() {
     let (h, _ctl) = start(HttpConfig::default());
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-06-18");
+    let first = c.session_id().unwrap();
+    let rx = c.receiver();
+    h.core().close_all();
+    assert_eq!(h.core().session_count(), 0);
+
+    // The request meets a 404; the client starts a new session and the request is answered.
+    c.sender().send(req(5, "echo", json!({"n": 5}))).unwrap();
+    let m = next(&rx);
+    assert_eq!(m.id(), Some(&RequestId::Number(5)));
+    assert_eq!(result(&m)["echo"]["n"], 5);
+    let second = c.session_id().unwrap();
+    assert_ne!(first, second, "a new session id");
+    assert_eq!(h.core().session_count(), 1);
+    assert!(c.end_reason().is_none());
+    // The repeated initialize is the client's business: nothing of it reaches the caller.
+    assert!(rx.try_recv().is_err());
+
+    // And the new session keeps working.
+    c.sender().send(req(6, "echo", json!({"n": 6}))).unwrap();
+    assert_eq!(result(&next(&rx))["echo"]["n"], 6);
+    c.close();
+    h.shutdown();
+}
+
+#[test]
+fn a_forgotten_session_gives_a_clean_error_when_renewal_is_off() {
+    let (h, _ctl) = start(HttpConfig::default());
+    let cfg = HttpClientConfig {
+        renew_session: false,
+        ..HttpClientConfig::default()
+    };
+    let mut c = HttpClient::connect(&url(&h), cfg).unwrap();
     handshake(&c, "2025-03-26");
     h.core().close_all();
     c.sender().send(req(5, "echo", json!({}))).unwrap();

@@ -34,7 +34,7 @@ pub(super) fn with_headers<B>(
     rb
 }
 
-fn header(resp: &Response<Body>, name: &str) -> Option<String> {
+pub(super) fn header(resp: &Response<Body>, name: &str) -> Option<String> {
     resp.headers()
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -143,7 +143,7 @@ impl Shared {
     /// Sends a request built from fresh headers each time; a 401 (or a 403 asking for more
     /// scopes) goes to the authorization provider, and once it has a new token the request is
     /// sent again, at most [`AUTH_ROUNDS`] times.
-    fn send_authorized(
+    pub(super) fn send_authorized(
         &self,
         headers: impl Fn() -> Vec<(String, String)>,
         send: impl Fn(&[(String, String)]) -> Result<Response<Body>, ureq::Error>,
@@ -234,22 +234,55 @@ impl Shared {
     ) {
         let body = msg.to_vec();
         let target = self.post_url();
-        let sent = self.send_authorized(
-            || self.headers_for(shape),
-            |hs| {
-                with_headers(lease.agent.post(&target), hs)
-                    .header("Accept", ACCEPT_BOTH)
-                    .header("Content-Type", "application/json")
-                    .send(&body[..])
-            },
-        );
-        let resp = match sent {
-            Ok(r) => r,
-            Err(e) => {
-                if !lease.cancelled() {
-                    self.fail(id, format!("POST {}: {e}", self.url));
+        let mut renewed = false;
+        let resp = loop {
+            let sent = self.send_authorized(
+                || self.headers_for(shape),
+                |hs| {
+                    with_headers(lease.agent.post(&target), hs)
+                        .header("Accept", ACCEPT_BOTH)
+                        .header("Content-Type", "application/json")
+                        .send(&body[..])
+                },
+            );
+            let resp = match sent {
+                Ok(r) => r,
+                Err(e) => {
+                    if !lease.cancelled() {
+                        self.fail(id, format!("POST {}: {e}", self.url));
+                    }
+                    return;
                 }
-                return;
+            };
+            // A forgotten legacy session: start a new one and send the request again (once).
+            let stale = self.state().session.clone();
+            match stale {
+                Some(stale)
+                    if resp.status().as_u16() == 404
+                        && self.cfg.renew_session
+                        && !renewed
+                        && !shape.is_initialize
+                        && shape.modern_version.is_none() =>
+                {
+                    drop(resp);
+                    renewed = true;
+                    if let Err(why) = self.renew_session(lease, &stale) {
+                        log::warn!("a new session with {}: {why}", self.url);
+                        self.state().session_lost = true;
+                        self.fail_with(
+                            id,
+                            ErrorObject::new(
+                                SESSION_NOT_FOUND,
+                                format!(
+                                    "the server at {} no longer knows this session (HTTP 404), and a new one could not be started: {why}",
+                                    self.url
+                                ),
+                            ),
+                        );
+                        return;
+                    }
+                }
+                _ => break resp,
             }
         };
         let status = resp.status().as_u16();

@@ -40,6 +40,7 @@ mod exchange;
 mod headers;
 mod old_sse;
 mod params;
+mod renew;
 mod sse;
 
 use std::collections::HashMap;
@@ -89,6 +90,11 @@ pub struct HttpClientConfig {
     pub channel_capacity: usize,
     /// Open the legacy GET stream after `initialize` (default true).
     pub get_stream: bool,
+    /// When the server answers 404 to a request of a legacy session (it forgot the session),
+    /// start a new session by repeating the `initialize` and send the request again (default
+    /// true). Subscriptions and the log level of the old session are not carried over.
+    /// False: the request fails with [`SESSION_NOT_FOUND`].
+    pub renew_session: bool,
     /// Extra headers on every request.
     pub headers: Vec<(String, String)>,
     /// Gives the `Authorization` header of every request and answers the server's 401 and
@@ -113,6 +119,7 @@ impl Default for HttpClientConfig {
             max_in_flight: 64,
             channel_capacity: 256,
             get_stream: true,
+            renew_session: true,
             headers: Vec::new(),
             auth: None,
             user_agent: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
@@ -210,6 +217,7 @@ impl HttpClient {
             slots,
             slots_rx,
             state: Mutex::new(State::default()),
+            renewing: Mutex::new(()),
         });
         let (lane_tx, lane_rx) = bounded(shared.cfg.channel_capacity.max(1));
         let s2 = Arc::clone(&shared);
@@ -332,6 +340,8 @@ struct State {
     legacy_ready: bool,
     /// The id of the `initialize` request, whose answer names the revision.
     init_id: Option<RequestId>,
+    /// That request as sent, repeated to start a new session when the server forgets one.
+    init_body: Option<Vec<u8>>,
     /// Where to POST, once a 2024-11-05 server named it in its `endpoint` event.
     old_endpoint: Option<String>,
     /// `x-mcp-header` marks per tool, learnt from `tools/list` answers.
@@ -357,6 +367,8 @@ pub(crate) struct Shared {
     slots: Sender<()>,
     slots_rx: Receiver<()>,
     state: Mutex<State>,
+    /// Held while a new session is being started, so only one exchange does it.
+    renewing: Mutex<()>,
 }
 
 /// An agent on loan, and how the exchange learns it was cancelled.
@@ -498,7 +510,9 @@ impl Shared {
         let shape = headers::shape(&msg);
         if let Message::Request(r) = &msg {
             if shape.is_initialize {
-                self.state().init_id = Some(r.id.clone());
+                let mut st = self.state();
+                st.init_id = Some(r.id.clone());
+                st.init_body = Some(msg.to_vec());
             }
             select! {
                 send(lane, (msg, shape)) -> _ => {}
@@ -542,6 +556,21 @@ impl Shared {
             Some(id.clone()),
             error,
         )));
+    }
+
+    /// Opens the GET stream again after a new session, when the old one's stream has ended.
+    fn restart_get_stream(self: &Arc<Self>) {
+        let finished = {
+            let mut st = self.state();
+            match &st.get_thread {
+                Some(t) if t.is_finished() => st.get_thread.take(),
+                _ => None,
+            }
+        };
+        if let Some(t) = finished {
+            let _ = t.join();
+        }
+        self.start_get_stream();
     }
 
     fn start_get_stream(self: &Arc<Self>) {
