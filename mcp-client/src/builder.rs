@@ -17,6 +17,7 @@ use mcp_stdio::ChildBuilder;
 use serde_json::{Value, json};
 
 use crate::client::{Client, ServerSummary};
+use crate::era_cache::EraCache;
 use crate::error::Error;
 use crate::handlers::Handlers;
 use crate::shared::{NotificationCallback, Shared, spawn_reader};
@@ -73,6 +74,7 @@ pub struct ClientBuilder {
     timeout: Timeout,
     handshake_timeout: Duration,
     send_timeout: Duration,
+    era_cache: Option<EraCache>,
 }
 
 impl Default for ClientBuilder {
@@ -85,6 +87,7 @@ impl Default for ClientBuilder {
             timeout: Timeout::default(),
             handshake_timeout: Duration::from_secs(30),
             send_timeout: Duration::from_secs(30),
+            era_cache: None,
         }
     }
 }
@@ -116,6 +119,14 @@ impl ClientBuilder {
     /// Which era or revision to speak ([`Revision::Auto`] by default).
     pub fn revision(mut self, revision: Revision) -> Self {
         self.revision = revision;
+        self
+    }
+
+    /// Remembers in `cache` which era each server speaks, and with [`Revision::Auto`] tries
+    /// the remembered one first (a legacy server then gets `initialize` at once, without the
+    /// `server/discover` probe).
+    pub fn era_cache(mut self, cache: EraCache) -> Self {
+        self.era_cache = Some(cache);
         self
     }
 
@@ -213,9 +224,25 @@ impl ClientBuilder {
             incoming: &incoming,
             send_timeout: self.send_timeout,
         };
-        let ready = match hs.run(self.revision) {
-            Ok(r) => r,
+        let cache = self
+            .era_cache
+            .as_ref()
+            .and_then(|c| Some((c, transport.server_key()?)));
+        let remembered = match (self.revision, &cache) {
+            (Revision::Auto, Some((c, key))) => c.get(key),
+            _ => None,
+        };
+        let ready = match hs.run(self.revision, remembered) {
+            Ok(r) => {
+                if let Some((c, key)) = cache {
+                    c.insert(key, r.era);
+                }
+                r
+            }
             Err(e) => {
+                if let (Some((c, key)), Some(_)) = (cache, remembered) {
+                    c.remove(&key);
+                }
                 let e = match e {
                     Error::Closed(_) => Error::Closed(
                         transport
@@ -271,8 +298,11 @@ struct Handshake<'a, I> {
 }
 
 impl<I: Into<Incoming>> Handshake<'_, I> {
-    fn run(&mut self, revision: Revision) -> Result<Ready, Error> {
+    fn run(&mut self, revision: Revision, remembered: Option<Era>) -> Result<Ready, Error> {
         let era = match revision {
+            // Remembered legacy: straight to `initialize`. Remembered modern: the usual
+            // order, which starts with the modern probe anyway.
+            Revision::Auto if remembered == Some(Era::Legacy) => Some(Era::Legacy),
             Revision::Auto => None,
             Revision::Legacy => Some(Era::Legacy),
             Revision::Modern => Some(Era::Modern),

@@ -29,6 +29,7 @@ impl From<ClientEvent> for Incoming {
 /// A Streamable HTTP connection to one MCP endpoint (`http://host:port/mcp`).
 #[derive(Debug)]
 pub struct HttpTransport {
+    url: String,
     inner: HttpClient,
 }
 
@@ -42,7 +43,10 @@ impl HttpTransport {
             mcp_http_blocking::Error::Io(e) | mcp_http_blocking::Error::Bind(e) => Error::Io(e),
             other => Error::Transport(other.to_string()),
         })?;
-        Ok(HttpTransport { inner })
+        Ok(HttpTransport {
+            url: url.to_owned(),
+            inner,
+        })
     }
 
     /// The legacy session id, once `initialize` has been answered.
@@ -74,6 +78,10 @@ impl Transport for HttpTransport {
 
     fn end_reason(&mut self) -> Option<String> {
         self.inner.end_reason()
+    }
+
+    fn server_key(&self) -> Option<String> {
+        Some(self.url.clone())
     }
 }
 

@@ -46,6 +46,7 @@
 mod builder;
 mod call;
 mod client;
+mod era_cache;
 mod error;
 mod handlers;
 #[cfg(feature = "http")]
@@ -58,6 +59,7 @@ mod transport;
 pub use builder::{ClientBuilder, Revision};
 pub use call::{CallOptions, CancelHandle};
 pub use client::{Client, MAX_INPUT_ROUNDS};
+pub use era_cache::EraCache;
 pub use error::Error;
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]

@@ -101,6 +101,13 @@ pub trait Transport: Send + 'static {
     fn end_reason(&mut self) -> Option<String> {
         None
     }
+
+    /// A name for the server at the other end, the key of an [`EraCache`](crate::EraCache)
+    /// (the command line of a child process, the URL of an HTTP endpoint). `None`: nothing
+    /// is remembered.
+    fn server_key(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A transport over a plain [`Connection`], such as one end of [`mcp_stdio::memory`]: for
@@ -110,6 +117,7 @@ pub struct ChannelTransport {
     conn: Option<Connection>,
     sender: Sender<Message>,
     receiver: Receiver<Result<Message, FrameError>>,
+    name: Option<String>,
 }
 
 impl ChannelTransport {
@@ -119,7 +127,14 @@ impl ChannelTransport {
             sender: conn.sender.clone(),
             receiver: conn.receiver.clone(),
             conn: Some(conn),
+            name: None,
         }
+    }
+
+    /// Names the server at the other end (its key in an [`EraCache`](crate::EraCache)).
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 }
 
@@ -144,6 +159,10 @@ impl Transport for ChannelTransport {
         self.receiver = r;
         Ok(None)
     }
+
+    fn server_key(&self) -> Option<String> {
+        self.name.clone()
+    }
 }
 
 /// How long to wait for the exit status of a server whose output just ended, for the error
@@ -156,6 +175,7 @@ const EXIT_STATUS_WAIT: Duration = Duration::from_millis(500);
 /// SIGTERM, wait, then SIGKILL (the graces are set on the [`ChildBuilder`]).
 #[derive(Debug)]
 pub struct StdioTransport {
+    command_line: String,
     conn: Option<Connection>,
     sender: Sender<Message>,
     receiver: Receiver<Result<Message, FrameError>>,
@@ -168,8 +188,10 @@ impl StdioTransport {
     /// # Errors
     /// [`Error::Io`] or [`Error::Transport`] when the program could not be started.
     pub fn spawn(builder: ChildBuilder) -> Result<Self, Error> {
+        let command_line = builder.command_line();
         let (conn, child) = builder.spawn()?;
         Ok(StdioTransport {
+            command_line,
             sender: conn.sender.clone(),
             receiver: conn.receiver.clone(),
             conn: Some(conn),
@@ -206,5 +228,9 @@ impl Transport for StdioTransport {
             Ok(Some(status)) => format!("the server process {program:?} exited ({status})"),
             _ => format!("the server process {program:?} closed its output"),
         })
+    }
+
+    fn server_key(&self) -> Option<String> {
+        Some(format!("stdio:{}", self.command_line))
     }
 }

@@ -8,7 +8,9 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use mcp_client::{CallOptions, CancelHandle, ChannelTransport, Client, Error, Revision, Timeout};
+use mcp_client::{
+    CallOptions, CancelHandle, ChannelTransport, Client, EraCache, Error, Revision, Timeout,
+};
 use mcp_core::jsonrpc::{Message, decode};
 use mcp_core::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, SamplingContent,
@@ -532,4 +534,40 @@ fn a_panicking_callback_does_not_take_the_client_down() {
         let r = client.call_tool_with("t", Value::Null, &options).unwrap();
         assert!(r.content.is_empty());
     }
+}
+
+#[test]
+fn an_era_cache_sends_a_known_legacy_server_straight_to_initialize() {
+    let cache = EraCache::new();
+    let first_method = |cache: &EraCache| {
+        let (t, seen) = server(false, Box::new(|_| vec![]));
+        let client = Client::builder()
+            .era_cache(cache.clone())
+            .connect(t.named("legacy-one"))
+            .unwrap();
+        assert_eq!(client.era(), mcp_core::version::Era::Legacy);
+        let first = seen.recv_timeout(WAIT).unwrap();
+        client.close().unwrap();
+        first["method"].as_str().unwrap().to_owned()
+    };
+    // Unknown server: the modern probe first, then the fallback; the outcome is remembered.
+    assert_eq!(first_method(&cache), "server/discover");
+    assert_eq!(
+        cache.get("legacy-one"),
+        Some(mcp_core::version::Era::Legacy)
+    );
+    // Known legacy server: `initialize` at once.
+    assert_eq!(first_method(&cache), "initialize");
+    // A modern server is remembered as modern.
+    let (t, _seen) = server(true, Box::new(|_| vec![]));
+    let client = Client::builder()
+        .era_cache(cache.clone())
+        .connect(t.named("modern-one"))
+        .unwrap();
+    client.close().unwrap();
+    assert_eq!(
+        cache.get("modern-one"),
+        Some(mcp_core::version::Era::Modern)
+    );
+    assert_eq!(cache.len(), 2);
 }

@@ -59,6 +59,16 @@ impl ChildBuilder {
         }
     }
 
+    /// The program and its arguments as one line (lossy UTF-8, space-separated): a name for
+    /// this server, e.g. as the key of a cache of what it speaks.
+    pub fn command_line(&self) -> String {
+        std::iter::once(self.command.get_program())
+            .chain(self.command.get_args())
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// Adds one argument.
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
         self.command.arg(arg);
