@@ -404,3 +404,24 @@ fn auto_falls_back_on_http_errors_from_a_legacy_only_server() {
         h.shutdown();
     }
 }
+
+#[test]
+fn a_stream_the_server_ends_early_is_resumed_with_the_answer() {
+    // `test_reconnection` lets go of its HTTP stream before answering (SSE polling); a legacy
+    // client reconnects with Last-Event-ID and gets the answer from the replay. In 2026-07-28
+    // there is no resumption, so the server keeps the stream.
+    let server = Server::start();
+    for revision in [Revision::Legacy, Revision::Modern] {
+        let (client, _) = connect(&server, revision);
+        let r = client
+            .call_tool("test_reconnection", json!({}))
+            .unwrap_or_else(|e| panic!("{revision:?}: {e}"));
+        assert!(
+            only_text(&r).starts_with("Reconnection test completed successfully"),
+            "{revision:?}"
+        );
+        let r = client.call_tool("test_simple_text", json!({})).unwrap();
+        assert_eq!(only_text(&r), "This is a simple text response for testing.");
+        client.close().unwrap();
+    }
+}

@@ -36,6 +36,17 @@ pub trait Outbound: Send + Sync {
     /// # Errors
     /// [`Closed`] when the peer, or the stream for `related`, is gone.
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed>;
+
+    /// Ends the connection that carries the stream of request `related` without ending the
+    /// stream: the client reconnects after the `retry:` delay and resumes it from the last
+    /// event id (SSE polling, 2025-11-25), and what was sent meanwhile is replayed then. A
+    /// server uses it to avoid holding a connection through a long call. Returns false when
+    /// the transport cannot (stdio, a JSON answer, the 2026-07-28 era, a stream that is not
+    /// resumable); the default does nothing.
+    fn close_stream(&self, related: &RequestId) -> bool {
+        let _ = related;
+        false
+    }
 }
 
 /// Which kind of transport a session runs on; services may shape behaviour by it (for example,

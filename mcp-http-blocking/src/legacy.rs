@@ -70,6 +70,9 @@ struct StreamInner {
     generation: u64,
     pending: usize,
     done: bool,
+    /// The client can resume this stream (an SSE answer that began with a priming event id),
+    /// so the server may let go of its connection early.
+    pollable: bool,
 }
 
 /// What a connection gets when it attaches to a stream.
@@ -274,6 +277,27 @@ impl LegacySession {
         Ok(())
     }
 
+    /// Lets go of the connection that writes the stream of request `related` (its writer sees
+    /// the channel end and finishes the response); the stream stays open for a resumption.
+    /// Only a Streamable HTTP POST stream can be resumed.
+    pub fn release_stream(&self, related: &RequestId) -> bool {
+        if self.kind != Kind::Streamable {
+            return false;
+        }
+        let stream = {
+            let st = lock(&self.state);
+            match st.routes.get(related).and_then(|no| st.streams.get(no)) {
+                Some(s) if s.no != 0 => s.clone(),
+                _ => return false,
+            }
+        };
+        let mut i = lock(&stream.inner);
+        if i.done || !i.pollable {
+            return false;
+        }
+        i.tx.take().is_some()
+    }
+
     /// Ends the session: every stream closes, the service session is told.
     pub fn close(&self) {
         let streams: Vec<Arc<Stream>> = {
@@ -308,8 +332,14 @@ impl Stream {
                 generation: 0,
                 pending,
                 done: false,
+                pollable: false,
             }),
         }
+    }
+
+    /// Marks the stream as one the client can resume (see [`LegacySession::release_stream`]).
+    pub fn set_pollable(&self) {
+        lock(&self.inner).pollable = true;
     }
 
     fn attached(&self) -> bool {
@@ -418,6 +448,10 @@ struct LegacyOutbound(Weak<LegacySession>);
 impl Outbound for LegacyOutbound {
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
         self.0.upgrade().ok_or(Closed)?.route(msg, related)
+    }
+
+    fn close_stream(&self, related: &RequestId) -> bool {
+        self.0.upgrade().is_some_and(|s| s.release_stream(related))
     }
 }
 

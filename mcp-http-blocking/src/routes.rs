@@ -108,6 +108,9 @@ impl StreamableHttp {
         } else {
             Vec::new()
         };
+        if accept_sse && !prefix.is_empty() {
+            stream.set_pollable();
+        }
         for m in msgs {
             match m {
                 Ok(m) => sess.deliver(m),

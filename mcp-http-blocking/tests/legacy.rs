@@ -329,6 +329,84 @@ fn unrelated_messages_go_to_the_get_stream_and_only_one_may_be_open() {
 }
 
 #[test]
+fn the_server_may_end_a_post_stream_early_and_the_client_resumes_it() {
+    let (h, ctl) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let sid = init(&h, "2025-11-25");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-11-25");
+    let mut s = SseClient::open(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(7, "poll", json!({})),
+    );
+    assert_eq!(s.status, 200);
+    let priming = s.next().unwrap();
+    assert!(priming.data.is_empty() && priming.id.is_some());
+    // The server lets go of the connection: the response ends without the answer.
+    assert_eq!(
+        ctl.wait_for("released:", Duration::from_secs(10))
+            .as_deref(),
+        Some("released:true")
+    );
+    assert!(
+        s.next().is_none(),
+        "the stream ends after the priming event"
+    );
+    // The answer is produced while nobody is connected, and replayed on resumption.
+    ctl.go_tx.send(()).unwrap();
+    assert!(ctl.wait_for("sent", Duration::from_secs(10)).is_some());
+    let mut r = SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            sid_h,
+            pv,
+            ("Last-Event-ID", priming.id.as_deref().unwrap()),
+        ],
+        b"",
+    );
+    assert_eq!(r.status, 200);
+    let got: Vec<String> = std::iter::from_fn(|| r.next()).map(|e| e.data).collect();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains(r#""polled":true"#), "{got:?}");
+    h.shutdown();
+}
+
+#[test]
+fn a_stream_the_client_cannot_resume_is_not_ended_early() {
+    let (h, ctl) = start(HttpConfig::default());
+    let a = h.local_addr();
+    // 2025-06-18: no priming event, so no event id to resume from.
+    let sid = init(&h, "2025-06-18");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-06-18");
+    let mut s = SseClient::open(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(8, "poll", json!({})),
+    );
+    assert_eq!(
+        ctl.wait_for("released:", Duration::from_secs(10))
+            .as_deref(),
+        Some("released:false")
+    );
+    ctl.go_tx.send(()).unwrap();
+    let got: Vec<String> = std::iter::from_fn(|| s.next()).map(|e| e.data).collect();
+    assert!(
+        got.iter().any(|d| d.contains(r#""polled":true"#)),
+        "{got:?}"
+    );
+    h.shutdown();
+}
+
+#[test]
 fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
     let (h, ctl) = start(HttpConfig::default());
     let a = h.local_addr();

@@ -34,6 +34,8 @@ pub(crate) trait Link: Send + Sync {
     fn stash(&self, payload: Vec<u8>) -> String;
     /// The state kept under `handle`, if this session still has it.
     fn unstash(&self, handle: &str) -> Option<Vec<u8>>;
+    /// Ends the connection carrying this request's stream, keeping the stream resumable.
+    fn close_stream(&self, call: &Call) -> bool;
     /// Legacy era: send a request to the client and wait for its answer.
     fn request(
         &self,
@@ -128,6 +130,16 @@ impl Context {
     /// nothing. `done` must grow from call to call; a value that does not is dropped.
     pub fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
         self.call.link.progress(&self.call, done, total, message);
+    }
+
+    /// Over Streamable HTTP (legacy era), ends the connection that carries this request's SSE
+    /// stream without ending the stream: the client reconnects after the server's `retry:`
+    /// delay and resumes from the last event id, and whatever the handler sends meanwhile
+    /// (its result included) is replayed to it then. For long calls, so that no connection is
+    /// held open throughout (SSE polling). Returns false when the transport cannot do it
+    /// (stdio, a JSON answer, the 2026-07-28 era); the call then simply goes on.
+    pub fn close_stream(&self) -> bool {
+        self.call.link.close_stream(&self.call)
     }
 
     /// Sends a log message to the client, if it asked for this level or a lower one.

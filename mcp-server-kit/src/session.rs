@@ -411,6 +411,11 @@ impl Link for KitSession {
         self.send(m, Some(&call.id));
     }
 
+    fn close_stream(&self, call: &Call) -> bool {
+        self.outbound()
+            .is_some_and(|out| out.close_stream(&call.id))
+    }
+
     fn request(
         &self,
         call: &Call,

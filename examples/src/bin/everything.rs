@@ -74,13 +74,17 @@ fn content_tools() -> Vec<Tool> {
             ))
         })
         .description("Always fails, as a tool error result"),
-        Tool::new("test_reconnection", |_: NoArgs, _: &Context| {
+        Tool::new("test_reconnection", |_: NoArgs, ctx: &Context| {
+            // Over Streamable HTTP the server lets go of the connection here (SSE polling):
+            // the client reconnects, resumes the stream, and gets this answer from the replay.
+            ctx.close_stream();
+            pause(ctx, 100)?;
             Ok::<_, Error>(
                 "Reconnection test completed successfully. If you received this, the client \
                  properly reconnected after stream closure.",
             )
         })
-        .description("Completes a call that an HTTP server may cut and resume"),
+        .description("Ends its HTTP stream early (SSE polling); the client resumes it"),
     ]
 }
 

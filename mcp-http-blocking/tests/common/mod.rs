@@ -128,6 +128,16 @@ impl Session for TestSession {
                 );
                 let _ = out.send(answer(&id, json!({"sent": r.is_ok()})), Some(&id));
             }
+            "poll" => {
+                // Lets go of the connection first (SSE polling), answers once released.
+                std::thread::spawn(move || {
+                    let released = out.close_stream(&id);
+                    let _ = ctl.ev_tx.send(format!("released:{released}"));
+                    let _ = ctl.go_rx.recv_timeout(Duration::from_secs(10));
+                    let _ = out.send(answer(&id, json!({"polled": true})), Some(&id));
+                    let _ = ctl.ev_tx.send("sent".into());
+                });
+            }
             "gated" => {
                 std::thread::spawn(move || {
                     let _ = out.send(
