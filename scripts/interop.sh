@@ -14,6 +14,12 @@
 # (the deprecated 2024-11-05 HTTP+SSE transport on /sse + /messages). Each tour
 # lists and calls every tool, reads every resource, gets every prompt, asks for completions and
 # checks the answers against scripts/interop/fixtures/*.json (see scripts/interop/FIXTURES.md).
+# Then, in the default run, the other way round: OUR client (target/release/tour, the same
+# fixture format) tours the official servers: rs-ref and rs-ref-http (the TypeScript reference
+# server @modelcontextprotocol/server-everything over stdio and Streamable HTTP, where our
+# client's dual-era probe must fall back to 2025-11-25), rs-py-2026 and rs-py-http-2026 (a
+# Python SDK server, scripts/interop/py_server.py, over stdio and Streamable HTTP, pinned to
+# and checked for 2026-07-28).
 # The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
 # Ends with the plain line "interop: N passed, M failed"; exits 1 if a tour failed.
 set -euo pipefail
@@ -29,6 +35,7 @@ log() { echo "== $*"; }
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
 HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse"
+CLIENT_TOURS="rs-ref rs-ref-http rs-py-2026 rs-py-http-2026"
 SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
 tours="${INTEROP_TOURS:-}"
 reference=0
@@ -36,7 +43,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=1; shift ;;
     --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) break ;;
@@ -95,10 +102,10 @@ elif [ $# -gt 0 ]; then
   server=("$@")
   tours="${tours:-py-legacy py-2026 ts-legacy}"
 else
-  tours="${tours:-py-legacy py-2026 ts-legacy $HTTP_TOURS}"
+  tours="${tours:-py-legacy py-2026 ts-legacy $HTTP_TOURS $CLIENT_TOURS}"
   bin="$ROOT/target/release/everything"
-  if [ ! -x "$bin" ]; then
-    log "target/release/everything missing: cargo build --release -p mcp-examples"
+  if [ ! -x "$bin" ] || [ ! -x "$ROOT/target/release/tour" ]; then
+    log "target/release/everything or tour missing: cargo build --release -p mcp-examples"
     (cd "$ROOT" && cargo build --release -p mcp-examples) || die "cargo build failed"
   fi
   [ -x "$bin" ] || die "$bin was not built (does mcp-examples have an everything binary yet?)"
@@ -106,13 +113,18 @@ else
 fi
 
 mkdir -p "$CACHE"
-case " $tours " in *" py-"*) install_python ;; esac
+case " $tours " in *" py-"*|*" rs-py-"*) install_python ;; esac
 install_node
+case " $tours " in
+  *" rs-"*) [ -x "$ROOT/target/release/tour" ] || die "target/release/tour missing: cargo build --release -p mcp-examples" ;;
+esac
 # Node resolves the SDK from the script's own folder: run the drivers from the install folder.
 cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
 
 # ---- an HTTP server for one tour: `everything --http 127.0.0.1:0` (the kernel picks a free
 # port), read "listening on http://ADDR/mcp" from its stderr within a deadline, stop it after.
+# `start_http NAME CMD...` starts another server that prints the same line (the reference
+# server through loopback.cjs, the Python SDK server).
 http_pid=""
 http_drain=""
 http_addr=""
@@ -131,10 +143,13 @@ trap stop_http EXIT
 start_http() {
   local name="$1" fifo line deadline left
   local log="$CACHE/server-$name.log"
+  shift
+  local cmd=("$@")
+  [ ${#cmd[@]} -gt 0 ] || cmd=("${server[@]}" --http 127.0.0.1:0)
   fifo="$(mktemp -u "$CACHE/stderr.XXXXXX")"
   mkfifo "$fifo"
   # Loopback only; HTTP clients must not be sent through a proxy.
-  "${server[@]}" --http 127.0.0.1:0 </dev/null >/dev/null 2>"$fifo" &
+  "${cmd[@]}" </dev/null >/dev/null 2>"$fifo" &
   http_pid=$!
   exec {http_fd}<"$fifo"
   rm -f "$fifo"
@@ -159,7 +174,7 @@ start_http() {
     echo "  FAIL server: no 'listening on http://' line within ${SERVER_START_TIMEOUT} s (see $log)"
     return 1
   fi
-  log "server ${server[*]} --http on $http_addr (pid $http_pid, log $log)"
+  log "server ${cmd[*]} on $http_addr (pid $http_pid, log $log)"
 }
 
 # ---- the tours
@@ -192,6 +207,9 @@ run_tour() {
 export NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}"
 py=("$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures")
 ts=(node "$CACHE/node/tour.mjs" "$fixtures")
+rs=("$ROOT/target/release/tour")
+reference_server=(node "$CACHE/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+py_server=("$CACHE/py/bin/python" -u "$HERE/py_server.py")
 for tour in $tours; do
   case "$tour" in
     py-legacy) run_tour "$tour" "${py[@]}" "$tour" legacy -- "${server[@]}" ;;
@@ -212,7 +230,29 @@ for tour in $tours; do
         py-sse) run_tour "$tour" "${py[@]}" "$tour" legacy --sse "http://$http_addr/sse" ;;
       esac
       stop_http ;;
-    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, $HTTP_TOURS)" ;;
+    rs-ref) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
+      -- "${reference_server[@]}" stdio ;;
+    rs-py-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
+      -- "${py_server[@]}" ;;
+    rs-ref-http|rs-py-http-2026)
+      # PORT=0 and the preload: the reference server listens on loopback, on a free port it names.
+      case "$tour" in
+        rs-ref-http) srv=(env PORT=0 NODE_OPTIONS="--require $HERE/loopback.cjs" "${reference_server[@]}" streamableHttp) ;;
+        rs-py-http-2026) srv=("${py_server[@]}" --http) ;;
+      esac
+      if ! start_http "$tour" "${srv[@]}"; then
+        failed=$((failed + 1))
+        summary+=("FAIL $tour: the HTTP server did not start (see $CACHE/server-$tour.log)")
+        continue
+      fi
+      case "$tour" in
+        rs-ref-http) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
+          --http "http://$http_addr/mcp" ;;
+        rs-py-http-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
+          --http "http://$http_addr/mcp" ;;
+      esac
+      stop_http ;;
+    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, $HTTP_TOURS, $CLIENT_TOURS)" ;;
   esac
 done
 
