@@ -190,7 +190,9 @@ impl ClientBuilder {
         self
     }
 
-    /// The `ClientCapabilities` the registered handlers add up to.
+    /// The `ClientCapabilities` the registered handlers add up to. With
+    /// [`Revision::Exact`] of an older revision, the handshake declares only the part that
+    /// revision has (no elicitation before 2025-06-18, no URL mode before 2025-11-25).
     pub fn capabilities(&self) -> Value {
         Value::Object(self.handlers.capabilities())
     }
@@ -212,10 +214,16 @@ impl ClientBuilder {
     pub fn connect<T: Transport>(self, mut transport: T) -> Result<Client, Error> {
         let out = transport.sender();
         let incoming = transport.receiver();
+        // An exact older revision declares only what that revision has; every other choice
+        // proposes the newest revision of its era, which has everything.
+        let capabilities = match self.revision {
+            Revision::Exact(v) => Value::Object(self.handlers.capabilities_for(v)),
+            _ => self.capabilities(),
+        };
         let mut engine = ClientEngine::new(ClientConfig {
             versions: self.revision.versions(),
             client_info: self.client_info.clone(),
-            capabilities: self.capabilities(),
+            capabilities,
         });
         engine.set_handshake_timeout(Timeout::fixed(self.handshake_timeout));
         let mut hs = Handshake {

@@ -12,6 +12,7 @@ use mcp_core::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     InputRequest, InputResponse, ListRootsResult, Root,
 };
+use mcp_core::version::ProtocolVersion;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -39,6 +40,24 @@ pub(crate) struct Handlers {
 }
 
 impl Handlers {
+    /// The `ClientCapabilities` these handlers make true in revision `version`: what that
+    /// revision does not have is left out (elicitation before 2025-06-18, its URL mode before
+    /// 2025-11-25). Servers register tools by what the client declares, whatever revision was
+    /// negotiated, and the client refuses a request its revision lacks: declaring it anyway
+    /// would offer tools that can only fail.
+    pub fn capabilities_for(&self, version: ProtocolVersion) -> Map<String, Value> {
+        let mut caps = self.capabilities();
+        if !version.at_least(ProtocolVersion::V2025_06_18) {
+            caps.remove("elicitation");
+        } else if !version.at_least(ProtocolVersion::V2025_11_25) {
+            if let Some(e) = caps.get_mut("elicitation") {
+                // Form mode was the only mode, declared as `{}`.
+                *e = json!({});
+            }
+        }
+        caps
+    }
+
     /// The `ClientCapabilities` these handlers make true.
     pub fn capabilities(&self) -> Map<String, Value> {
         let mut caps = Map::new();

@@ -55,7 +55,8 @@ fn server(modern: bool, mut script: Script) -> (ChannelTransport, Receiver<Value
                     "error": {"code": -32601, "message": "Method not found"}})],
                 (Some("initialize"), Some(id)) => vec![json!({
                     "jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": "2025-11-25",
+                        // The revision the client proposed (2025-11-25 unless pinned).
+                        "protocolVersion": v["params"]["protocolVersion"],
                         "capabilities": {"tools": {}, "resources": {"subscribe": true}},
                         "serverInfo": {"name": "fake-legacy", "version": "1"}}})],
                 (Some("notifications/initialized"), None) => vec![],
@@ -570,4 +571,75 @@ fn an_era_cache_sends_a_known_legacy_server_straight_to_initialize() {
         Some(mcp_core::version::Era::Modern)
     );
     assert_eq!(cache.len(), 2);
+}
+
+/// Regression (interop with the TypeScript reference server and the Python SDK server, which
+/// offer their elicitation tools to any client that declares elicitation, whatever the
+/// revision): a client pinned to an older revision declared elicitation (and its URL mode)
+/// anyway, then refused the server's `elicitation/create` as a method it does not have.
+#[test]
+fn a_pinned_older_revision_declares_only_what_that_revision_has() {
+    let declared = |revision: &str| {
+        let (transport, seen) = server(false, Box::new(|_| vec![]));
+        let v = mcp_core::version::ProtocolVersion::parse(revision).unwrap();
+        let client = Client::builder()
+            .revision(Revision::Exact(v))
+            .sampling(|_| Ok(sampling_answer()))
+            .elicitation_with_url(elicit_answer)
+            .connect(transport)
+            .unwrap();
+        assert_eq!(client.protocol_version(), v);
+        let init = next_with(&seen, "initialize");
+        assert_eq!(init["params"]["protocolVersion"], revision);
+        init["params"]["capabilities"].clone()
+    };
+    assert_eq!(declared("2025-03-26"), json!({"sampling": {}}));
+    assert_eq!(declared("2024-11-05"), json!({"sampling": {}}));
+    assert_eq!(
+        declared("2025-06-18"),
+        json!({"sampling": {}, "elicitation": {}})
+    );
+    assert_eq!(
+        declared("2025-11-25"),
+        json!({"sampling": {}, "elicitation": {"form": {}, "url": {}}})
+    );
+}
+
+/// What the client declares for 2025-06-18 (`elicitation: {}`) it also answers: a form
+/// elicitation from the server reaches the handler.
+#[test]
+fn form_elicitation_is_answered_on_2025_06_18() {
+    let (transport, _seen) = server(
+        false,
+        Box::new(|v| {
+            if v["method"] == "tools/call" {
+                vec![
+                    json!({"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create",
+                    "params": {"message": "name?", "requestedSchema": {"type": "object",
+                    "properties": {"name": {"type": "string"}}}}}),
+                ]
+            } else if v.get("method").is_none() && v["id"] == "e-1" {
+                // Our call was request 2 (initialize 1: no discover when pinned).
+                let action = v["result"]["action"].as_str().unwrap_or("error").to_owned();
+                vec![result(
+                    &json!(2),
+                    json!({"content": [{"type": "text", "text": action}]}),
+                )]
+            } else {
+                vec![]
+            }
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Exact(
+            mcp_core::version::ProtocolVersion::V2025_06_18,
+        ))
+        .elicitation_with_url(elicit_answer)
+        .connect(transport)
+        .unwrap();
+    let out = client.call_tool("x", Value::Null).unwrap();
+    assert_eq!(
+        serde_json::to_value(&out.content).unwrap(),
+        json!([{"type": "text", "text": "accept"}])
+    );
 }
