@@ -96,6 +96,37 @@ def show_roots(roots: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
     return "roots: " + ", ".join(str(r.uri) for r in roots.roots)
 
 
+def ask_name() -> Elicit[Person]:
+    return Elicit("Whose poem?", Person)
+
+
+def ask_poem(person: Annotated[Person, Resolve(ask_name)]) -> Sample:
+    text = f"A poem for {person.name}"
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=text))], max_tokens=50)
+
+
+@server.tool(description="Two rounds of input: asks for a name, then asks the model for a poem for it.")
+def poem(sampled: Annotated[object, Resolve(ask_poem)]) -> str:
+    return f"Poem: {getattr(getattr(sampled, 'content', None), 'text', None)}"
+
+
+@server.tool(description="Reports progress every 50 ms for `seconds`, then answers (long enough to cancel).")
+async def wait(seconds: float, ctx: Context) -> str:
+    import anyio
+
+    steps = max(1, int(seconds / 0.05))
+    for i in range(1, steps + 1):
+        await ctx.report_progress(i, steps)
+        await anyio.sleep(0.05)
+    return f"waited {seconds} s"
+
+
+@server.tool(description="Announces that py://greeting changed (notifications/resources/updated).")
+async def touch(ctx: Context) -> str:
+    await ctx.notify_resource_updated("py://greeting")
+    return "touched py://greeting"
+
+
 @server.resource("py://greeting", name="greeting", description="A fixed greeting.", mime_type="text/plain")
 def greeting() -> str:
     return "Hello from the Python SDK"

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use mcp_client::{CallOptions, Client, ClientBuilder, Error, LoggingLevel, Revision};
+use mcp_client::{CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision};
 use mcp_core::types::{
     CreateMessageResult, ElicitRequestParams, ElicitResult, Root, SubscriptionFilter,
 };
@@ -40,6 +40,8 @@ const USAGE: &str = "usage: tour FIXTURES.json LABEL [--auto|--legacy|--modern|-
 
 /// How long a tool added after the start may take to be announced (as the other tours).
 const LATE_TOOLS_WITHIN: Duration = Duration::from_secs(8);
+/// How long a resource update may take to arrive.
+const UPDATE_WITHIN: Duration = Duration::from_secs(5);
 
 /// What the server asked of the client's handlers, and the notifications it sent.
 #[derive(Default)]
@@ -115,6 +117,8 @@ struct Tour {
     steps: usize,
     failures: usize,
     tools_changed: Option<Receiver<()>>,
+    /// The URIs of legacy `notifications/resources/updated`.
+    updated: Option<Receiver<String>>,
 }
 
 impl Tour {
@@ -214,6 +218,8 @@ impl Tour {
             self.prompts(client);
         }
         self.completions(client);
+        self.updates(client, modern);
+        self.cancels(client);
     }
 
     fn list_tools(&mut self, client: &Client, step: &str) -> Option<Vec<Value>> {
@@ -519,6 +525,12 @@ impl Tour {
             .flatten()
             .filter_map(Value::as_str)
         {
+            if !modern && client.server_capabilities()["resources"]["subscribe"] != true {
+                println!(
+                    "  skip resources/subscribe {uri}: the server does not declare resources.subscribe"
+                );
+                continue;
+            }
             if !modern {
                 if let Some(()) =
                     self.step(&format!("resources/subscribe {uri}"), client.subscribe(uri))
@@ -612,6 +624,142 @@ impl Tour {
                     self.ok(&what, None)
                 }
                 None => self.fail(&what, "no messages"),
+            }
+        }
+    }
+
+    /// Fixture `updates`: subscribed to (legacy) or listening for (2026-07-28) `uri`, a call
+    /// of `tool` must bring `notifications/resources/updated` about it within 5 s.
+    fn updates(&mut self, client: &Client, modern: bool) {
+        let updates = self.fixture("updates");
+        for u in updates.as_array().into_iter().flatten() {
+            let uri = u["uri"].as_str().unwrap_or_default();
+            let tool = u["tool"].as_str().unwrap_or_default();
+            let what = format!("notifications/resources/updated {uri}");
+            let deadline = Instant::now() + UPDATE_WITHIN;
+            if modern {
+                let filter = SubscriptionFilter {
+                    resource_subscriptions: Some(vec![uri.to_owned()]),
+                    ..Default::default()
+                };
+                let Some(mut sub) = self.step(
+                    &format!("subscriptions/listen {uri}"),
+                    client.listen(filter),
+                ) else {
+                    continue;
+                };
+                if self
+                    .step(
+                        &format!("tools/call {tool}"),
+                        client.call_tool(tool, u["args"].clone()),
+                    )
+                    .is_none()
+                {
+                    continue;
+                }
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match sub.next_timeout(left) {
+                        Ok(Some(n)) if n.method == "notifications/resources/updated" => {
+                            let params: Value = n
+                                .params
+                                .as_deref()
+                                .and_then(|p| serde_json::from_str(p.get()).ok())
+                                .unwrap_or(Value::Null);
+                            if params["uri"] == uri {
+                                self.ok(&what, Some("on the listen stream".into()));
+                                break;
+                            }
+                        }
+                        Ok(Some(_)) => {}
+                        Ok(None) => {
+                            self.fail(&what, "none within 5 s");
+                            break;
+                        }
+                        Err(e) => {
+                            self.fail(&what, e);
+                            break;
+                        }
+                    }
+                }
+                sub.close();
+                continue;
+            }
+            if client.server_capabilities()["resources"]["subscribe"] != true {
+                println!("  skip {what}: the server does not declare resources.subscribe");
+                continue;
+            }
+            if self
+                .step(&format!("resources/subscribe {uri}"), client.subscribe(uri))
+                .is_none()
+                || self
+                    .step(
+                        &format!("tools/call {tool}"),
+                        client.call_tool(tool, u["args"].clone()),
+                    )
+                    .is_none()
+            {
+                continue;
+            }
+            let Some(rx) = &self.updated else {
+                return self.fail(&what, "not watching for it");
+            };
+            let got = loop {
+                match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                    Ok(u) if u == uri => break true,
+                    Ok(_) => {}
+                    Err(_) => break false,
+                }
+            };
+            if got {
+                self.ok(&what, None);
+            } else {
+                self.fail(&what, "none within 5 s");
+            }
+            let _ = client.unsubscribe(uri);
+        }
+    }
+
+    /// Fixture `cancel`: a call of `tool` cancelled once `after_progress` progress reports
+    /// came must end at once with [`Error::Cancelled`], and the connection must go on working.
+    fn cancels(&mut self, client: &Client) {
+        let cancels = self.fixture("cancel");
+        for c in cancels.as_array().into_iter().flatten() {
+            let tool = c["tool"].as_str().unwrap_or_default();
+            let after = c["after_progress"].as_f64().unwrap_or(1.0);
+            let what = format!("cancel tools/call {tool}");
+            let handle = CancelHandle::new();
+            let h = handle.clone();
+            let options = CallOptions::new()
+                .cancel_handle(handle)
+                .on_progress(move |p| {
+                    if p.progress >= after {
+                        h.cancel_with_reason("the interop tour cancels it");
+                    }
+                });
+            let started = Instant::now();
+            match client.call_tool_with(tool, c["args"].clone(), &options) {
+                Err(Error::Cancelled) => {
+                    let ms = started.elapsed().as_millis();
+                    self.ok(&what, Some(format!("cancelled after {ms} ms")));
+                }
+                Ok(r) => self.fail(&what, format!("the call completed: {}", to_json(&r))),
+                Err(e) => self.fail(&what, e),
+            }
+            let Some(check) = c.get("then") else {
+                continue;
+            };
+            let (name, args) = (
+                check["tool"].as_str().unwrap_or_default(),
+                check["args"].clone(),
+            );
+            let what = format!("tools/call {name} after the cancel");
+            if let Some(r) = self.step(&what, client.call_tool(name, args)) {
+                let pattern = check
+                    .get("result")
+                    .cloned()
+                    .unwrap_or(json!({"content": "<any>"}));
+                self.check(&what, &to_json(&r), &pattern);
             }
         }
     }
@@ -733,11 +881,22 @@ fn main() -> ExitCode {
     let fx = Arc::new(fx);
     let rec: Shared = Arc::default();
     let (changed_tx, changed_rx) = sync_channel(1);
+    let (updated_tx, updated_rx) = sync_channel(64);
     let builder = builder(&fx, &rec, args.revision).on_notification({
         let rec = rec.clone();
         move |n| match n.method.as_str() {
             "notifications/tools/list_changed" => {
                 let _ = changed_tx.try_send(());
+            }
+            "notifications/resources/updated" => {
+                let params: Value = n
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                if let Some(uri) = params["uri"].as_str() {
+                    let _ = updated_tx.try_send(uri.to_owned());
+                }
             }
             "notifications/message" => {
                 let params = n
@@ -766,6 +925,7 @@ fn main() -> ExitCode {
         steps: 0,
         failures: 0,
         tools_changed: Some(changed_rx),
+        updated: Some(updated_rx),
     };
     match connected {
         Ok(client) => {
