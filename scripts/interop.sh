@@ -17,7 +17,8 @@
 # Then, in the default run, the other way round: OUR client (target/release/tour, the same
 # fixture format) tours the official servers: rs-ref and rs-ref-http (the TypeScript reference
 # server @modelcontextprotocol/server-everything over stdio and Streamable HTTP, where our
-# client's dual-era probe must fall back to 2025-11-25), rs-py-2026 and rs-py-http-2026 (a
+# client's dual-era probe must fall back to 2025-11-25), rs-ref-sse (the same server's
+# deprecated HTTP+SSE transport, which our client falls back to), rs-py-2026 and rs-py-http-2026 (a
 # Python SDK server, scripts/interop/py_server.py, over stdio and Streamable HTTP, pinned to
 # and checked for 2026-07-28).
 # The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
@@ -35,7 +36,7 @@ log() { echo "== $*"; }
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
 HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse"
-CLIENT_TOURS="rs-ref rs-ref-http rs-py-2026 rs-py-http-2026"
+CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026"
 SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
 tours="${INTEROP_TOURS:-}"
 reference=0
@@ -43,7 +44,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=1; shift ;;
     --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) break ;;
@@ -234,10 +235,11 @@ for tour in $tours; do
       -- "${reference_server[@]}" stdio ;;
     rs-py-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
       -- "${py_server[@]}" ;;
-    rs-ref-http|rs-py-http-2026)
+    rs-ref-http|rs-ref-sse|rs-py-http-2026)
       # PORT=0 and the preload: the reference server listens on loopback, on a free port it names.
       case "$tour" in
         rs-ref-http) srv=(env PORT=0 NODE_OPTIONS="--require $HERE/loopback.cjs" "${reference_server[@]}" streamableHttp) ;;
+        rs-ref-sse) srv=(env PORT=0 NODE_OPTIONS="--require $HERE/loopback.cjs" "${reference_server[@]}" sse) ;;
         rs-py-http-2026) srv=("${py_server[@]}" --http) ;;
       esac
       if ! start_http "$tour" "${srv[@]}"; then
@@ -248,6 +250,8 @@ for tour in $tours; do
       case "$tour" in
         rs-ref-http) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
           --http "http://$http_addr/mcp" ;;
+        rs-ref-sse) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
+          --http "http://$http_addr/sse" ;;
         rs-py-http-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
           --http "http://$http_addr/mcp" ;;
       esac
