@@ -19,7 +19,7 @@ import sys
 import warnings
 from typing import Annotated
 
-from mcp_types import Completion, ListRootsResult, PromptReference, SamplingMessage, TextContent
+from mcp_types import Completion, ListRootsResult, ListToolsResult, PromptReference, SamplingMessage, TextContent
 from pydantic import BaseModel
 
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, ListRoots, MCPServer, Resolve, Sample
@@ -28,7 +28,21 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 
 warnings.simplefilter("ignore", MCPDeprecationWarning)
 
-server = MCPServer(name="interop-python", version="1.0.0", instructions="A Python SDK server for the interop tour.")
+PAGE = 4
+
+
+class PagedServer(MCPServer):
+    """`tools/list` in pages of four (cursor: the offset), so the client must follow
+    `nextCursor`; the SDK itself returns every tool at once."""
+
+    async def _handle_list_tools(self, ctx, params):  # type: ignore[no-untyped-def,override]
+        tools = await self.list_tools()
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE
+        return ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+
+
+server = PagedServer(name="interop-python", version="1.0.0", instructions="A Python SDK server for the interop tour.")
 
 
 @server.tool(description="Echoes the text back, prefixed with 'Echo: '.")

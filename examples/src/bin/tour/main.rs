@@ -228,8 +228,49 @@ impl Tour {
             .map(|t| t.iter().map(to_json).collect())
     }
 
+    /// Fixture `tool_pages`: `tools/list` page by page must take exactly that many pages and
+    /// list the same tools as the iterator did.
+    fn tool_pages(&mut self, client: &Client, tools: &[Value]) {
+        let Some(want) = self.fx.get("tool_pages").and_then(Value::as_u64) else {
+            return;
+        };
+        let (mut pages, mut names, mut cursor) = (0u64, Vec::new(), None::<String>);
+        loop {
+            let Some(page) = self.step(
+                "tools/list pages",
+                client.list_tools_page(cursor.as_deref()),
+            ) else {
+                return;
+            };
+            pages += 1;
+            names.extend(page.tools.into_iter().map(|t| t.name));
+            cursor = page.next_cursor;
+            if cursor.is_none() || pages > want {
+                break;
+            }
+        }
+        let listed: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+        if pages != want {
+            self.fail(
+                "tools/list pages",
+                format!("{pages} pages, expected {want}"),
+            );
+        } else if names != listed {
+            self.fail(
+                "tools/list pages",
+                format!("pages hold {names:?}, the iterator gave {listed:?}"),
+            );
+        } else {
+            self.ok(
+                "tools/list pages",
+                Some(format!("{} tools in {pages} pages", names.len())),
+            );
+        }
+    }
+
     fn tools(&mut self, client: &Client, modern: bool, started: Instant) {
         let mut tools = self.list_tools(client, "tools/list").unwrap_or_default();
+        self.tool_pages(client, &tools);
         let names = |tools: &[Value]| -> HashSet<String> {
             tools
                 .iter()
