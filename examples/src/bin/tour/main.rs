@@ -977,8 +977,16 @@ fn main() -> ExitCode {
             );
             tour.ok("connect", Some(note));
             tour.run(&client, args.expect, started);
-            if let Err(e) = client.close() {
-                tour.fail("close", e);
+            // How the server ended is worth seeing (a server that ignores the end of its input
+            // is stopped with SIGTERM after the close grace), but it is the server's business.
+            let closing = Instant::now();
+            match client.close() {
+                Ok(Some(status)) => {
+                    let ms = closing.elapsed().as_millis();
+                    tour.ok("close", Some(format!("server {status} after {ms} ms")));
+                }
+                Ok(None) => tour.ok("close", None),
+                Err(e) => tour.fail("close", e),
             }
         }
         Err(e) => tour.fail("connect", e),
