@@ -24,6 +24,7 @@ use crate::tool::Tool;
 pub(crate) struct Config {
     pub(crate) page_size: usize,
     pub(crate) workers: usize,
+    pub(crate) max_workers: usize,
     pub(crate) queue: usize,
     pub(crate) client_request_timeout: Duration,
     pub(crate) cache_ttl: Duration,
@@ -36,9 +37,10 @@ impl Default for Config {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Config {
             page_size: 100,
-            // Handlers often block on I/O or on the client (sampling, elicitation), so more
-            // threads than cores; still a fixed number.
-            workers: (cores * 4).clamp(4, 64),
+            // One free worker per core; handlers that block (on I/O, on the client's answer
+            // to sampling or elicitation) make the pool add workers, up to the maximum.
+            workers: cores.clamp(1, 64),
+            max_workers: 64,
             queue: 256,
             client_request_timeout: Duration::from_secs(60),
             cache_ttl: Duration::ZERO,
@@ -190,9 +192,18 @@ impl ServerBuilder {
         self
     }
 
-    /// Handler threads (default: 4 per core, between 4 and 64).
+    /// Handler threads kept free for new requests (default: one per core). Handlers that run
+    /// longer than a couple of milliseconds count as blocked, and the pool adds threads so
+    /// that this many can still take new requests, up to [`ServerBuilder::max_workers`].
     pub fn workers(mut self, n: usize) -> Self {
         self.config.workers = n.max(1);
+        self
+    }
+
+    /// The most handler threads the pool may grow to (default 64; at least `workers`).
+    /// Beyond it, requests wait in the queue.
+    pub fn max_workers(mut self, n: usize) -> Self {
+        self.config.max_workers = n.max(1);
         self
     }
 
@@ -247,8 +258,12 @@ impl ServerBuilder {
             capabilities,
             instructions: self.instructions,
         });
-        let pool = WorkerPool::new(self.config.workers, self.config.queue)
-            .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
+        let pool = WorkerPool::new(
+            self.config.workers,
+            self.config.max_workers,
+            self.config.queue,
+        )
+        .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
         Ok(Server {
             shared: Arc::new(Shared {
                 engine_config,

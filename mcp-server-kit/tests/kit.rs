@@ -153,6 +153,7 @@ fn a_cancelled_request_gets_no_response() {
         .tool(slow)
         .tool(echo())
         .workers(1)
+        .max_workers(1)
         .build()
         .unwrap();
     let p = Peer::open(&server);
