@@ -76,6 +76,11 @@ pub struct SessionInfo {
     /// Claims from the transport's authorization step (for example a validated bearer
     /// token's subject and scopes), passed through to handlers untouched.
     pub auth: Option<serde_json::Value>,
+    /// The transport keeps taking input while [`Session::handle`] runs long: when a call
+    /// blocks, it hands reading to another thread. The service may then do a request's work
+    /// inside `handle` itself (no hand-off to a worker thread, the fastest path for quick
+    /// handlers), even work that waits for the peer's answer to a request of its own.
+    pub handle_may_block: bool,
 }
 
 impl SessionInfo {
@@ -85,7 +90,14 @@ impl SessionInfo {
             transport,
             protocol_version: None,
             auth: None,
+            handle_may_block: false,
         }
+    }
+
+    /// Declares that `handle` may block (see [`SessionInfo::handle_may_block`]).
+    pub fn with_blocking_handle(mut self) -> Self {
+        self.handle_may_block = true;
+        self
     }
 
     /// Sets the revision the transport already knows.
@@ -111,8 +123,9 @@ pub trait Service: Send + Sync + 'static {
 /// One conversation with one peer.
 ///
 /// Transports may call [`Session::handle`] from several threads at once (one per HTTP request),
-/// so implementations use interior mutability. `handle` must return quickly: long work belongs
-/// on the service's own worker threads.
+/// so implementations use interior mutability. `handle` must return quickly (long work belongs
+/// on the service's own worker threads) unless the transport declared
+/// [`SessionInfo::handle_may_block`].
 pub trait Session: Send + Sync {
     /// Takes one incoming message (decode errors were already answered by the transport).
     fn handle(&self, msg: Message);

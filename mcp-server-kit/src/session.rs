@@ -153,7 +153,7 @@ impl KitSession {
         });
         self.state().calls.insert(rc.id.clone(), Arc::clone(&call));
         let method = rc.method;
-        let job = Box::new(move || {
+        let job: Box<dyn FnOnce() + Send> = Box::new(move || {
             let ctx = Context { call };
             let shared = &me.shared;
             let outcome = match method.as_str() {
@@ -164,7 +164,11 @@ impl KitSession {
             };
             me.finish(&ctx.call.id, &method, ctx.call.version, outcome);
         });
-        if let Err(job) = self.shared.pool.submit(job) {
+        if self.info.handle_may_block {
+            // The transport hands reading to another thread if this blocks: no hand-off to a
+            // worker, which is what a quick handler costs least with.
+            job();
+        } else if let Err(job) = self.shared.pool.submit(job) {
             // The pool is shutting down; run inline rather than leave the request unanswered.
             job();
         }

@@ -1,15 +1,20 @@
 //! Serving one MCP session over a byte stream pair: the process's stdin and stdout, or any
 //! `Read`/`Write` (tests use socket pairs).
 //!
-//! Two named threads and one bounded queue:
+//! A reading thread, a writer thread and one bounded queue:
 //!
 //! ```text
 //! input ─► [mcp-stdio-reader] ─► session.handle(msg)
 //!                 │ decode errors            │ Outbound::send (blocks when the queue is full)
-//!                 └──────────► bounded queue ◄┘
+//!                 └──────────► bounded queue ◄┘   (or writes itself when nothing is queued)
 //!                                    │
 //!                          [mcp-stdio-writer] ─► output (flushed when the queue runs dry)
 //! ```
+//!
+//! The session is told (`SessionInfo::handle_may_block`) that `handle` may block: a watchdog
+//! (`mcp-stdio-watch`) gives the reading to a new thread when a `handle` runs for more than a
+//! couple of milliseconds, so a service can answer quick requests on the reading thread itself
+//! and still never stop reading (see the `relay` module).
 //!
 //! The calling thread waits for either thread to finish and then runs the shutdown: on input EOF
 //! it closes the session, lets the writer drain whatever the service still sends for a grace
@@ -23,10 +28,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use mcp_core::jsonrpc::{Message, RequestId};
-use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_core::service::{Closed, Outbound, Service, SessionInfo, TransportKind};
 
 use crate::error::Error;
-use crate::framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader, MessageWriter};
+use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader, MessageWriter};
+use crate::relay::{Relay, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
 /// normal stdio server.
@@ -36,6 +42,7 @@ pub struct Config {
     outbound_capacity: usize,
     shutdown_grace: Duration,
     allow_batches: bool,
+    max_threads: usize,
 }
 
 impl Default for Config {
@@ -45,6 +52,7 @@ impl Default for Config {
             outbound_capacity: 256,
             shutdown_grace: Duration::from_secs(1),
             allow_batches: true,
+            max_threads: 64,
         }
     }
 }
@@ -75,6 +83,11 @@ impl Config {
     /// Whether a JSON array on one line is split into messages (default true).
     pub fn allow_batches(&self) -> bool {
         self.allow_batches
+    }
+
+    /// The most threads that read the input or run `Session::handle` at once (default 64).
+    pub fn max_threads(&self) -> usize {
+        self.max_threads
     }
 }
 
@@ -116,6 +129,15 @@ impl ConfigBuilder {
     /// true: a client of a later revision never sends batches, and one of 2025-03-26 may.
     pub fn allow_batches(mut self, allow: bool) -> Self {
         self.config.allow_batches = allow;
+        self
+    }
+
+    /// The most threads that read the input or run `Session::handle` at once (default 64).
+    /// The session may block in `handle` (a slow tool run on the reading thread): after a
+    /// couple of milliseconds another thread takes over the reading, up to this many; beyond
+    /// it, input waits until a `handle` returns.
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.config.max_threads = n.max(1);
         self
     }
 
@@ -181,7 +203,10 @@ where
         queue: queue_tx,
         output: Arc::clone(&shared_out),
     });
-    let session = service.open(SessionInfo::new(TransportKind::Stdio), outbound.clone());
+    let session = service.open(
+        SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
+        outbound.clone(),
+    );
 
     let writer = {
         let done = DoneSignal(done_tx.clone(), Side::Writer);
@@ -191,24 +216,28 @@ where
             write_loop(&shared_out, &queue_rx, &shutdown_rx, grace)
         })?
     };
-    let reader = {
-        let done = DoneSignal(done_tx, Side::Reader);
-        let session = session.clone();
-        let outbound = outbound.clone();
-        let stopped = stopped.clone();
-        let reader = MessageReader::new(BufReader::with_capacity(64 * 1024, input))
+    let panic_tx = done_tx.clone();
+    let role = Role {
+        reader: MessageReader::new(BufReader::with_capacity(64 * 1024, input))
             .with_max_line_len(config.max_line_len)
-            .with_batches(config.allow_batches);
-        spawn("mcp-stdio-reader", move || {
-            let _done = done;
-            read_loop(reader, &*session, &outbound, &stopped)
-        })
+            .with_batches(config.allow_batches),
+        _done: Box::new(DoneSignal(done_tx, Side::Reader)),
     };
-    let reader = match reader {
+    let started = Relay::start(
+        role,
+        session.clone(),
+        outbound.clone() as Arc<dyn Outbound>,
+        stopped.clone(),
+        config.max_threads,
+        Box::new(move || {
+            let _ = panic_tx.try_send(Side::Reader);
+        }),
+    );
+    let (relay, watchdog) = match started {
         Ok(r) => r,
         Err(e) => {
             session.close();
-            return Err(e);
+            return Err(Error::Io(e));
         }
     };
 
@@ -216,7 +245,13 @@ where
     let first = done_rx.recv().unwrap_or(Side::Reader);
     match first {
         Side::Reader => {
-            let read_result = join(reader, "mcp-stdio-reader");
+            drop(watchdog);
+            let read_result = match relay.outcome() {
+                Some(r) => r.map_err(Error::Io),
+                None => Err(Error::ThreadPanicked {
+                    thread: "mcp-stdio-reader",
+                }),
+            };
             log::debug!("stdio input ended; closing the session");
             session.close();
             // Drop our handles so the writer ends as soon as the service drops its own.
@@ -324,32 +359,6 @@ fn join(handle: JoinHandle<io::Result<()>>, thread: &'static str) -> Result<(), 
         Ok(r) => r.map_err(Error::Io),
         Err(_) => Err(Error::ThreadPanicked { thread }),
     }
-}
-
-fn read_loop<R: Read>(
-    mut reader: MessageReader<BufReader<R>>,
-    session: &dyn Session,
-    outbound: &StdioOutbound,
-    stopped: &AtomicBool,
-) -> io::Result<()> {
-    while let Some(item) = reader.read_message() {
-        if stopped.load(Ordering::Acquire) {
-            break;
-        }
-        match item {
-            Ok(msg) => session.handle(msg),
-            Err(FrameError::Io(e)) => return Err(e),
-            Err(e) => {
-                log::warn!("stdio input: {e}");
-                if let Some(resp) = e.to_response() {
-                    if outbound.send(resp, None).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Writes queued messages, flushing only when the queue is empty. After the shutdown signal it
