@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 
 use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Incoming, Message, codes};
 
@@ -179,6 +179,15 @@ pub struct MessageReader<R> {
     line: Vec<u8>,
     queued: VecDeque<Result<Message, DecodeError>>,
     done: bool,
+}
+
+impl<R: Read> MessageReader<BufReader<R>> {
+    /// Whether a message can be had without waiting for input: a batch element is queued, or
+    /// bytes are already buffered. A server uses it to hold back flushing its answers while
+    /// more requests are at hand, and to flush before the read that would block.
+    pub fn has_buffered(&self) -> bool {
+        !self.queued.is_empty() || !self.inner.buffer().is_empty()
+    }
 }
 
 impl<R: BufRead> MessageReader<R> {

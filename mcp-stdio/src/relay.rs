@@ -28,6 +28,7 @@ use mcp_core::jsonrpc::Message;
 use mcp_core::service::{Outbound, Session};
 
 use crate::framing::{FrameError, MessageReader};
+use crate::server::{DEFER_FLUSH, SharedOutput};
 
 /// How often the watchdog looks while input flows.
 pub(crate) const TICK: Duration = Duration::from_millis(2);
@@ -46,8 +47,9 @@ pub(crate) struct Role<R> {
 /// What the reading threads share.
 pub(crate) struct Relay<R> {
     slot: Mutex<Option<Role<R>>>,
-    /// Bumped (under the slot's lock) whenever a new thread takes the role over.
-    generation: AtomicU64,
+    /// The output; its `reading` generation is bumped (under the slot's lock) whenever a new
+    /// thread takes the role over.
+    output: Arc<SharedOutput>,
     /// When the role's holder entered `handle` (nanoseconds since `epoch`, plus one); 0 while
     /// it reads.
     busy_since: AtomicU64,
@@ -84,6 +86,7 @@ impl<R: Read + Send + 'static> Relay<R> {
     /// role is dropped; [`Relay::outcome`] then says how.
     pub(crate) fn start(
         role: Role<R>,
+        output: Arc<SharedOutput>,
         session: Arc<dyn Session>,
         outbound: Arc<dyn Outbound>,
         stopped: Arc<AtomicBool>,
@@ -94,7 +97,7 @@ impl<R: Read + Send + 'static> Relay<R> {
         let (stop, stop_rx) = bounded::<()>(0);
         let relay = Arc::new(Relay {
             slot: Mutex::new(None),
-            generation: AtomicU64::new(0),
+            output,
             busy_since: AtomicU64::new(0),
             last_input: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -148,6 +151,12 @@ impl<R: Read + Send + 'static> Relay<R> {
     fn read(self: Arc<Self>, mut role: Role<R>) {
         let _count = Leaving(&self.threads);
         loop {
+            if !role.reader.has_buffered() {
+                // About to wait for input: answers held back until now go out.
+                if let Err(e) = self.output.flush_deferred() {
+                    log::debug!("stdio output: {e}");
+                }
+            }
             let msg = match role.reader.read_message() {
                 None => return,
                 Some(_) if self.stopped.load(Ordering::Acquire) => return,
@@ -179,20 +188,35 @@ impl<R: Read + Send + 'static> Relay<R> {
     /// Hands `msg` to the session with the role left in the slot; returns the role, or None
     /// when another thread took it meanwhile.
     fn handle(&self, role: Role<R>, msg: Message) -> Option<Role<R>> {
+        let more = role.reader.has_buffered();
+        if !more {
+            // The last message at hand: what is held back goes out before `handle`, which may
+            // take long.
+            if let Err(e) = self.output.flush_deferred() {
+                log::debug!("stdio output: {e}");
+            }
+        }
         let generation = {
             let mut slot = lock(&self.slot);
             *slot = Some(role);
             self.busy_since.store(self.now(), Ordering::Release);
-            self.generation.load(Ordering::Acquire)
+            self.output.reading.load(Ordering::Acquire)
         };
         let guard = PanicGuard {
             relay: self,
             generation,
         };
+        DEFER_FLUSH.with(|d| d.set(more.then_some(generation)));
         self.session.handle(msg);
+        DEFER_FLUSH.with(|d| d.set(None));
         std::mem::forget(guard);
         let mut slot = lock(&self.slot);
-        if self.generation.load(Ordering::Acquire) != generation {
+        if self.output.reading.load(Ordering::Acquire) != generation {
+            drop(slot);
+            // Lost the reading while in `handle`: nothing written here may wait for a flush.
+            if let Err(e) = self.output.flush_deferred() {
+                log::debug!("stdio output: {e}");
+            }
             return None;
         }
         self.busy_since.store(0, Ordering::Release);
@@ -218,7 +242,7 @@ impl<R: Read + Send + 'static> Relay<R> {
                 return;
             }
             let Some(role) = slot.take() else { return };
-            self.generation.fetch_add(1, Ordering::AcqRel);
+            self.output.reading.fetch_add(1, Ordering::AcqRel);
             self.busy_since.store(0, Ordering::Release);
             role
         };
@@ -286,7 +310,7 @@ impl<R> Drop for PanicGuard<'_, R> {
         self.relay.panicked.store(true, Ordering::Release);
         self.relay.stopped.store(true, Ordering::Release);
         let mut slot = lock(&self.relay.slot);
-        if self.relay.generation.load(Ordering::Acquire) == self.generation {
+        if self.relay.output.reading.load(Ordering::Acquire) == self.generation {
             // Dropping the role reports the end of reading.
             slot.take();
         }

@@ -21,7 +21,7 @@
 //! period, joins both threads and returns `Ok(())`.
 
 use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -194,6 +194,8 @@ where
         ))),
         queued: AtomicUsize::new(0),
         stopped: AtomicBool::new(false),
+        dirty: AtomicBool::new(false),
+        reading: AtomicU64::new(0),
     });
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
     let (done_tx, done_rx) = bounded::<Side>(2);
@@ -209,6 +211,7 @@ where
     );
 
     let writer = {
+        let shared_out = Arc::clone(&shared_out);
         let done = DoneSignal(done_tx.clone(), Side::Writer);
         let grace = config.shutdown_grace;
         spawn("mcp-stdio-writer", move || {
@@ -225,6 +228,7 @@ where
     };
     let started = Relay::start(
         role,
+        Arc::clone(&shared_out),
         session.clone(),
         outbound.clone() as Arc<dyn Outbound>,
         stopped.clone(),
@@ -275,12 +279,39 @@ where
 }
 
 /// The output stream, shared by the writer thread and the senders' fast path.
-struct SharedOutput {
+pub(crate) struct SharedOutput {
     writer: Mutex<MessageWriter<BufWriter<Box<dyn Write + Send>>>>,
     /// Messages handed to the writer thread and not yet written.
     queued: AtomicUsize,
     /// Set when the writer thread has ended: no more direct writes.
     stopped: AtomicBool,
+    /// Written but not flushed yet (a reading thread holds back its flush while more input is
+    /// buffered, and flushes before it waits for input).
+    dirty: AtomicBool,
+    /// Which thread reads: bumped each time the reading is handed to a new thread. A held-back
+    /// flush is only left to the thread that still reads.
+    pub(crate) reading: AtomicU64,
+}
+
+thread_local! {
+    /// Set on a reading thread (to the `reading` generation it holds) while it hands the
+    /// session a message with more input already buffered: a direct write on this thread then
+    /// leaves the flush to its next wait for input, so a burst of pipelined answers costs one
+    /// write system call instead of one each.
+    pub(crate) static DEFER_FLUSH: std::cell::Cell<Option<u64>> =
+        const { std::cell::Cell::new(None) };
+}
+
+impl SharedOutput {
+    /// Flushes what direct writes left unflushed.
+    pub(crate) fn flush_deferred(&self) -> io::Result<()> {
+        if !self.dirty.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.dirty.store(false, Ordering::Release);
+        w.flush()
+    }
 }
 
 /// The session's way out.
@@ -312,6 +343,19 @@ impl StdioOutbound {
         }
         // On failure the message goes to the queue, so the writer thread meets the error
         // itself and shutdown runs as for any output failure.
+        let reading = out.reading.load(Ordering::Acquire);
+        if DEFER_FLUSH.with(std::cell::Cell::get) == Some(reading) {
+            if w.write_message(msg).is_err() {
+                return false;
+            }
+            out.dirty.store(true, Ordering::Release);
+            // Handed over meanwhile: the new reading thread may already wait for input.
+            if out.reading.load(Ordering::Acquire) == reading {
+                return true;
+            }
+            out.dirty.store(false, Ordering::Release);
+            return w.flush().is_ok();
+        }
         w.write_message(msg).and_then(|()| w.flush()).is_ok()
     }
 }
@@ -406,6 +450,7 @@ fn write_queued(
             out.write_message(&m)?;
             output.queued.fetch_sub(1, Ordering::AcqRel);
         }
+        output.dirty.store(false, Ordering::Release);
         out.flush()?;
     }
     let dropped = queue.len();

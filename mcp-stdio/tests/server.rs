@@ -478,3 +478,23 @@ fn blocked_handles_are_bounded_by_max_threads() {
     h.eof();
     h.result().unwrap();
 }
+
+#[test]
+fn answers_held_back_in_a_burst_go_out_before_a_blocking_handle() {
+    let mut h = start(Config::default(), false, false);
+    // One write with three requests: the first two answers may wait for the end of the
+    // burst, but not for the blocked `wait` behind them.
+    h.send_line(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"b"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":3,"method":"wait"}"#
+    ));
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(2)));
+    h.probe.release_tx.send(()).unwrap();
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(3)));
+    h.eof();
+    h.result().unwrap();
+}
