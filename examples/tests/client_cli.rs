@@ -108,6 +108,9 @@ fn an_unreachable_url_is_a_clear_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("127.0.0.1:9"), "{err}");
+    // Said as what it is: the server was not reached, it refused nothing.
+    assert!(err.contains("transport error"), "{err}");
+    assert!(!err.contains("refused the handshake"), "{err}");
 }
 
 #[test]

@@ -395,6 +395,10 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                     log::warn!(target: "mcp_client", "during the handshake: {reason}");
                     continue;
                 }
+                // The server was not reached: no other era would fare better.
+                Incoming::Failed { reason, .. } => {
+                    return Err(HandshakeFailure::Other(Error::Transport(reason)));
+                }
             };
             match self.engine.handle(msg, Instant::now()) {
                 ClientStep::Ready(mut ready) => {

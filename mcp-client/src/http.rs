@@ -22,6 +22,7 @@ impl From<ClientEvent> for Incoming {
             ClientEvent::Message(m) => Incoming::Message(m),
             ClientEvent::Malformed { id, reason } => Incoming::Malformed { id, reason },
             ClientEvent::Broken(why) => Incoming::Broken(why),
+            ClientEvent::Failed { id, reason } => Incoming::Failed { id, reason },
         }
     }
 }

@@ -462,6 +462,17 @@ fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> O
             }
             return None;
         }
+        Incoming::Failed { id, reason } => {
+            let waiter = {
+                let mut st = shared.state();
+                let _ = st.engine.cancel(&id, None);
+                st.pending.remove(&id)
+            };
+            if let Some(w) = waiter {
+                let _ = w.reply.try_send(Err(Error::Transport(reason)));
+            }
+            return None;
+        }
     };
     let step = shared.state().engine.handle(msg, Instant::now());
     match step {

@@ -33,6 +33,14 @@ pub enum Incoming {
     },
     /// The transport cannot deliver anything more (a read failed); every pending call fails.
     Broken(String),
+    /// The exchange of one request failed in the transport (an HTTP connection refused, say):
+    /// that call fails with [`Error::Transport`].
+    Failed {
+        /// The request.
+        id: RequestId,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 impl From<Message> for Incoming {

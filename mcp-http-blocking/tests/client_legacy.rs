@@ -228,10 +228,11 @@ fn a_refused_connection_fails_the_request_not_the_client() {
     )
     .unwrap();
     c.sender().send(req(1, "ping", json!({}))).unwrap();
-    match next(&c.receiver()) {
-        Message::Error(e) => {
-            assert_eq!(e.id, Some(RequestId::Number(1)));
-            assert!(e.error.message.contains("POST"), "{}", e.error.message);
+    // Not an answer from a server: a failed exchange.
+    match c.receiver().recv_timeout(WAIT).unwrap() {
+        ClientEvent::Failed { id, reason } => {
+            assert_eq!(id, RequestId::Number(1));
+            assert!(reason.contains("POST"), "{reason}");
         }
         other => panic!("{other:?}"),
     }

@@ -133,6 +133,14 @@ fn next_msg(rx: &Receiver<ClientEvent>) -> Message {
     }
 }
 
+/// The next event, which must be a failed exchange: its request id and reason.
+fn failure(rx: &Receiver<ClientEvent>) -> (RequestId, String) {
+    match next(rx) {
+        ClientEvent::Failed { id, reason } => (id, reason),
+        other => panic!("expected a failed exchange, got {other:?}"),
+    }
+}
+
 fn connect(addr: SocketAddr, cfg: HttpClientConfig) -> HttpClient {
     HttpClient::connect(&format!("http://{addr}/mcp"), cfg).unwrap()
 }
@@ -205,13 +213,9 @@ fn resumption_gives_up_after_the_configured_attempts() {
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
     c.sender().send(req(2, "slow")).unwrap();
-    match next_msg(&c.receiver()) {
-        Message::Error(e) => {
-            assert_eq!(e.id, Some(RequestId::Number(2)));
-            assert!(e.error.message.contains("giving up"), "{}", e.error.message);
-        }
-        other => panic!("{other:?}"),
-    }
+    let (id, reason) = failure(&c.receiver());
+    assert_eq!(id, RequestId::Number(2));
+    assert!(reason.contains("giving up"), "{reason}");
     let gets = seen.try_iter().filter(|s| s.method == "GET").count();
     assert_eq!(gets, 2);
     c.close();
@@ -231,17 +235,9 @@ fn a_stream_without_event_ids_that_ends_early_fails_the_request() {
     }));
     let mut c = connect(addr, HttpClientConfig::default());
     c.sender().send(req(3, "x")).unwrap();
-    match next_msg(&c.receiver()) {
-        Message::Error(e) => {
-            assert_eq!(e.id, Some(RequestId::Number(3)));
-            assert!(
-                e.error.message.contains("before the answer"),
-                "{}",
-                e.error.message
-            );
-        }
-        other => panic!("{other:?}"),
-    }
+    let (id, reason) = failure(&c.receiver());
+    assert_eq!(id, RequestId::Number(3));
+    assert!(reason.contains("before the answer"), "{reason}");
     c.close();
     assert!(
         seen.try_iter().all(|s| s.method == "POST"),
@@ -422,17 +418,9 @@ fn a_stream_that_goes_silent_times_out() {
     let mut c = connect(addr, cfg);
     let started = Instant::now();
     c.sender().send(req(1, "slow")).unwrap();
-    match next_msg(&c.receiver()) {
-        Message::Error(e) => {
-            assert_eq!(e.id, Some(RequestId::Number(1)));
-            assert!(
-                e.error.message.contains("before the answer"),
-                "{}",
-                e.error.message
-            );
-        }
-        other => panic!("{other:?}"),
-    }
+    let (id, reason) = failure(&c.receiver());
+    assert_eq!(id, RequestId::Number(1));
+    assert!(reason.contains("before the answer"), "{reason}");
     assert!(
         started.elapsed() >= Duration::from_millis(300),
         "the read timeout ended it"

@@ -6,8 +6,10 @@
 //! - a request is POSTed on a thread of its own (so a slow tool call never holds up a ping or
 //!   the answer to a server request); its answer, plain JSON or an SSE stream with
 //!   notifications and server requests before the response, arrives on
-//!   [`HttpClient::receiver`]. A failed exchange (HTTP 4xx/5xx, a refused connection) arrives
-//!   as a JSON-RPC error response for that request id, so callers see one kind of failure;
+//!   [`HttpClient::receiver`]. An HTTP 4xx/5xx answer arrives as a JSON-RPC error response
+//!   for that request id (the server's own error when it sent one); an exchange that failed
+//!   below HTTP (a refused connection, a stream that could not be resumed) arrives as
+//!   [`ClientEvent::Failed`];
 //! - a notification or a response is POSTed at once and expected to get 202;
 //! - `notifications/cancelled` closes the cancelled request's stream (in 2026-07-28 that *is*
 //!   the cancellation, and nothing is POSTed); in a legacy session it is POSTed as well.
@@ -157,6 +159,15 @@ pub enum ClientEvent {
     /// Nothing more can arrive: the one SSE stream of a 2024-11-05 HTTP+SSE server ended (it
     /// was the session).
     Broken(String),
+    /// The exchange of request `id` failed below MCP: the connection was refused or broke,
+    /// the answer's stream ended before the answer and could not be resumed, the server took
+    /// the request without answering. Not an answer from the server.
+    Failed {
+        /// The request that got no answer.
+        id: RequestId,
+        /// What went wrong.
+        reason: String,
+    },
 }
 
 /// A Streamable HTTP connection to one MCP endpoint. See the [module](self) docs.
@@ -547,8 +558,11 @@ impl Shared {
     }
 
     /// Reports a failed exchange as an error answer to request `id`.
-    fn fail(&self, id: &RequestId, message: String) {
-        self.fail_with(id, mcp_core::jsonrpc::ErrorObject::internal(message));
+    fn fail(&self, id: &RequestId, reason: String) {
+        self.forward(ClientEvent::Failed {
+            id: id.clone(),
+            reason,
+        });
     }
 
     fn fail_with(&self, id: &RequestId, error: mcp_core::jsonrpc::ErrorObject) {
