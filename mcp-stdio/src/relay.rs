@@ -158,7 +158,13 @@ impl<R: Read + Send + 'static> Relay<R> {
                 }
             }
             let msg = match role.reader.read_message() {
-                None => return,
+                None => {
+                    // EOF right after a partial line: nothing may stay held back.
+                    if let Err(e) = self.output.flush_deferred() {
+                        log::debug!("stdio output: {e}");
+                    }
+                    return;
+                }
                 Some(_) if self.stopped.load(Ordering::Acquire) => return,
                 Some(Err(FrameError::Io(e))) => {
                     *lock(&self.outcome) = Some(Err(e));
