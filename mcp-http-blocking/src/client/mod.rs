@@ -545,7 +545,16 @@ impl Shared {
         let accepted = self.post_one_way(&lease, &msg);
         self.release(lease);
         if accepted && is_initialized {
-            self.start_get_stream();
+            // Requests wait until the GET stream is open (or refused), so whatever the server
+            // sends outside requests from then on has a stream to go to, and a request's
+            // answer is never raced by the stream's opening.
+            if let Some(ready) = self.start_get_stream() {
+                select! {
+                    recv(ready) -> _ => {}
+                    recv(self.stop_rx) -> _ => {}
+                    default(self.cfg.connect_timeout) => {}
+                }
+            }
         }
     }
 
@@ -587,21 +596,30 @@ impl Shared {
         self.start_get_stream();
     }
 
-    fn start_get_stream(self: &Arc<Self>) {
+    /// Starts the GET stream's thread; the receiver disconnects once its first attempt to
+    /// open the stream is over (open, refused or failed).
+    fn start_get_stream(self: &Arc<Self>) -> Option<Receiver<()>> {
         if !self.cfg.get_stream {
-            return;
+            return None;
         }
         let mut st = self.state();
         if st.closed || st.get_thread.is_some() || !st.legacy_ready || st.old_endpoint.is_some() {
-            return;
+            return None;
         }
         let me = Arc::clone(self);
+        let (ready_tx, ready_rx) = bounded::<()>(0);
         match thread::Builder::new()
             .name("mcp-http-get".into())
-            .spawn(move || me.get_stream())
+            .spawn(move || me.get_stream(Some(ready_tx)))
         {
-            Ok(t) => st.get_thread = Some(t),
-            Err(e) => log::warn!("cannot start the GET stream thread: {e}"),
+            Ok(t) => {
+                st.get_thread = Some(t);
+                Some(ready_rx)
+            }
+            Err(e) => {
+                log::warn!("cannot start the GET stream thread: {e}");
+                None
+            }
         }
     }
 }
