@@ -444,6 +444,18 @@ fn expire(shared: &Shared) {
     }
 }
 
+/// Ends the call waiting for `id` with `error` (the engine forgets the request).
+fn fail_call(shared: &Shared, id: &RequestId, error: Error) {
+    let waiter = {
+        let mut st = shared.state();
+        let _ = st.engine.cancel(id, None);
+        st.pending.remove(id)
+    };
+    if let Some(w) = waiter {
+        let _ = w.reply.try_send(Err(error));
+    }
+}
+
 fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> Option<String> {
     let msg = match item {
         Incoming::Message(m) => m,
@@ -451,26 +463,12 @@ fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> O
         Incoming::Malformed { id, reason } => {
             log::warn!(target: "mcp_client", "from the server: {reason}");
             if let Some(id) = id {
-                let waiter = {
-                    let mut st = shared.state();
-                    let _ = st.engine.cancel(&id, None);
-                    st.pending.remove(&id)
-                };
-                if let Some(w) = waiter {
-                    let _ = w.reply.try_send(Err(Error::Decode(reason)));
-                }
+                fail_call(shared, &id, Error::Decode(reason));
             }
             return None;
         }
         Incoming::Failed { id, reason } => {
-            let waiter = {
-                let mut st = shared.state();
-                let _ = st.engine.cancel(&id, None);
-                st.pending.remove(&id)
-            };
-            if let Some(w) = waiter {
-                let _ = w.reply.try_send(Err(Error::Transport(reason)));
-            }
+            fail_call(shared, &id, Error::Transport(reason));
             return None;
         }
     };

@@ -268,17 +268,7 @@ impl Shared {
                     renewed = true;
                     if let Err(why) = self.renew_session(lease, &stale) {
                         log::warn!("a new session with {}: {why}", self.url);
-                        self.state().session_lost = true;
-                        self.fail_with(
-                            id,
-                            ErrorObject::new(
-                                SESSION_NOT_FOUND,
-                                format!(
-                                    "the server at {} no longer knows this session (HTTP 404), and a new one could not be started: {why}",
-                                    self.url
-                                ),
-                            ),
-                        );
+                        self.session_gone(id, &format!("a new one could not be started: {why}"));
                         return;
                     }
                 }
@@ -359,6 +349,21 @@ impl Shared {
         }
     }
 
+    /// Request `id` met a 404 for its legacy session: it fails with [`SESSION_NOT_FOUND`].
+    fn session_gone(&self, id: &RequestId, then: &str) {
+        self.state().session_lost = true;
+        self.fail_with(
+            id,
+            ErrorObject::new(
+                SESSION_NOT_FOUND,
+                format!(
+                    "the server at {} no longer knows this session (HTTP 404); {then}",
+                    self.url
+                ),
+            ),
+        );
+    }
+
     /// A 4xx/5xx answer becomes an error response for the request: the server's own JSON-RPC
     /// error when it sent one, otherwise one that names the HTTP status.
     fn http_failure(&self, id: &RequestId, shape: &Shape, resp: Response<Body>) {
@@ -372,17 +377,7 @@ impl Shared {
             .read_to_vec()
             .unwrap_or_default();
         if status == 404 && legacy_session {
-            self.state().session_lost = true;
-            self.fail_with(
-                id,
-                ErrorObject::new(
-                    SESSION_NOT_FOUND,
-                    format!(
-                        "the server at {} no longer knows this session (HTTP 404); connect again to start a new one",
-                        self.url
-                    ),
-                ),
-            );
+            self.session_gone(id, "connect again to start a new one");
             return;
         }
         if let Ok(Message::Error(mut e)) = decode(&body) {

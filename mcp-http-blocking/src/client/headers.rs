@@ -2,6 +2,7 @@
 //! 2026-07-28 request names its revision in `_meta`, so its `MCP-Protocol-Version`,
 //! `Mcp-Method` and `Mcp-Name` come from the body; anything else belongs to a legacy session.
 
+use super::base64::base64;
 use mcp_core::jsonrpc::Message;
 use serde_json::Value;
 
@@ -85,28 +86,6 @@ pub fn encode_value(v: &str) -> String {
     } else {
         format!("=?base64?{}?=", base64(v.as_bytes()))
     }
-}
-
-/// Standard base64 (RFC 4648 §4) with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[cfg(all(test, feature = "server"))]

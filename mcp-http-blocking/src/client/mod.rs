@@ -38,6 +38,7 @@
 //! request's stream is closed.
 
 mod auth;
+pub(crate) mod base64;
 mod exchange;
 mod headers;
 mod old_sse;

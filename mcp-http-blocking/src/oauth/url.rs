@@ -167,43 +167,7 @@ pub fn with_query(url: &str, query: &str) -> String {
     format!("{url}{sep}{query}")
 }
 
-/// Base64url without padding (RFC 4648 §5), as PKCE and JWTs want it.
-pub fn base64url(bytes: &[u8]) -> String {
-    base64_with(
-        bytes,
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-        false,
-    )
-}
-
-/// Standard base64 with padding (HTTP Basic credentials).
-pub fn base64(bytes: &[u8]) -> String {
-    base64_with(
-        bytes,
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-        true,
-    )
-}
-
-fn base64_with(bytes: &[u8], abc: &[u8; 64], pad: bool) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(abc[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else if pad {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+pub use crate::client::base64::{base64, base64url};
 
 #[cfg(test)]
 mod tests {
