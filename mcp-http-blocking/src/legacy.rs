@@ -19,6 +19,7 @@ use mcp_core::version::ProtocolVersion;
 
 use crate::config::HttpConfig;
 use crate::http::{Frame, StreamEnd, sse_event};
+use crate::inline::Escape;
 use crate::store::EventStore;
 
 /// How many finished POST streams keep their history for late resumption.
@@ -73,6 +74,9 @@ struct StreamInner {
     /// The client can resume this stream (an SSE answer that began with a priming event id),
     /// so the server may let go of its connection early.
     pollable: bool,
+    /// While the POST's requests are handled inline on its thread: the pending answer,
+    /// started elsewhere by the first message that is not the stream's last (see `inline`).
+    escape: Option<Arc<Escape>>,
 }
 
 /// What a connection gets when it attaches to a stream.
@@ -291,11 +295,19 @@ impl LegacySession {
                 _ => return false,
             }
         };
-        let mut i = lock(&stream.inner);
-        if i.done || !i.pollable {
-            return false;
+        let (released, escape) = {
+            let mut i = lock(&stream.inner);
+            if i.done || !i.pollable {
+                return false;
+            }
+            (i.tx.take().is_some(), i.escape.take())
+        };
+        // A handler running inline lets go of the connection: the (now short) answer is
+        // written at once rather than when the handler returns.
+        if let Some(e) = escape {
+            e.fire(false);
         }
-        i.tx.take().is_some()
+        released
     }
 
     /// Ends the session: every stream closes, the service session is told.
@@ -333,8 +345,14 @@ impl Stream {
                 pending,
                 done: false,
                 pollable: false,
+                escape: None,
             }),
         }
+    }
+
+    /// Registers the pending answer of the POST that opened the stream.
+    pub fn set_escape(&self, e: Arc<Escape>) {
+        lock(&self.inner).escape = Some(e);
     }
 
     /// Marks the stream as one the client can resume (see [`LegacySession::release_stream`]).
@@ -392,6 +410,21 @@ impl Stream {
         is_answer: bool,
         resumable: bool,
     ) -> Result<bool, Closed> {
+        let escape = {
+            let mut i = lock(&self.inner);
+            if is_answer && i.pending <= 1 {
+                i.escape = None;
+                None
+            } else {
+                i.escape.take()
+            }
+        };
+        if let Some(e) = escape {
+            // The answer must start before this message can be read: on another thread,
+            // while the handler goes on. Nothing is in the channel yet (every earlier message
+            // would have fired this), so the send below cannot block on it.
+            e.fire(false);
+        }
         let mut i = lock(&self.inner);
         if i.done || (self.no == 0 && i.tx.is_none()) {
             // Nobody listens on the standalone stream: nothing is sent, and the caller knows.

@@ -31,6 +31,8 @@ mod config;
 #[cfg(feature = "server")]
 mod http;
 #[cfg(feature = "server")]
+mod inline;
+#[cfg(feature = "server")]
 mod legacy;
 #[cfg(feature = "server")]
 mod modern;

@@ -11,6 +11,7 @@ use mcp_core::service::{Closed, Outbound};
 use serde_json::Value;
 
 use crate::http::{Frame, HttpRequest, HttpResponse, sse_event};
+use crate::inline::Escape;
 use crate::security::decode_header_value;
 
 /// Relays one exchange's messages into its channel; dropping the sender after the answer ends
@@ -19,6 +20,9 @@ pub(crate) struct ExchangeOutbound {
     id: Option<RequestId>,
     tx: Mutex<Option<Sender<Frame>>>,
     send_timeout: Duration,
+    /// While the handler runs inline on the request's thread: its pending answer, started
+    /// elsewhere by the first message that is not the final answer (see `inline`).
+    escape: Mutex<Option<Arc<Escape>>>,
 }
 
 impl ExchangeOutbound {
@@ -33,9 +37,18 @@ impl ExchangeOutbound {
                 id,
                 tx: Mutex::new(Some(tx)),
                 send_timeout,
+                escape: Mutex::new(None),
             }),
             rx,
         )
+    }
+
+    pub fn set_escape(&self, e: Arc<Escape>) {
+        *self.escape.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+    }
+
+    pub fn clear_escape(&self) {
+        self.escape.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
@@ -52,6 +65,12 @@ impl Outbound for ExchangeOutbound {
         };
         if !mine {
             return Err(Closed);
+        }
+        if !msg.is_response() {
+            let escape = self.escape.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(e) = escape {
+                e.fire(false);
+            }
         }
         let mut guard = self.tx.lock().unwrap_or_else(|p| p.into_inner());
         let Some(tx) = guard.as_ref() else {

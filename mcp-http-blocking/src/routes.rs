@@ -4,7 +4,8 @@
 
 use std::io::Read;
 use std::sync::Arc;
-use std::time::Instant;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mcp_core::jsonrpc::{
@@ -14,7 +15,9 @@ use mcp_core::service::{SessionInfo, TransportKind};
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::Value;
 
+use crate::config::HttpConfig;
 use crate::http::{Frame, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts, sse_event};
+use crate::inline::{Deferred, Escape, Reply, Via};
 use crate::legacy::{Kind, LegacySession, StreamError, parse_event_id, priming_event};
 use crate::modern::{ExchangeOutbound, check_headers, status_for};
 use crate::transport::{
@@ -51,6 +54,10 @@ impl StreamableHttp {
         if let Some(c) = claims {
             info = info.with_auth(c);
         }
+        if self.inner.watch.is_some() {
+            // Every request of this session can escape (see `inline`).
+            info = info.with_blocking_handle();
+        }
         let svc = self.inner.service.open(info, sess.outbound());
         sess.set_service(svc);
         Ok(sess)
@@ -63,7 +70,8 @@ impl StreamableHttp {
         single: bool,
         accept_sse: bool,
         is_init: bool,
-    ) -> HttpResponse {
+        via: Via,
+    ) -> Reply {
         let ids: Vec<RequestId> = msgs
             .iter()
             .filter_map(|m| match m {
@@ -72,15 +80,16 @@ impl StreamableHttp {
             })
             .collect();
         if ids.is_empty() {
+            // Notifications and answers to our own requests: quick to handle anywhere.
             for m in msgs.into_iter().flatten() {
                 sess.deliver(m);
             }
-            return HttpResponse::empty(202);
+            return Reply::Now(HttpResponse::empty(202));
         }
         let (stream, att) = match sess.open_post_stream(&ids) {
             Ok(x) => x,
-            Err(StreamError::TooMany) => return HttpResponse::empty(429),
-            Err(_) => return session_not_found(),
+            Err(StreamError::TooMany) => return Reply::Now(HttpResponse::empty(429)),
+            Err(_) => return Reply::Now(session_not_found()),
         };
         // The priming id is taken before any message of the stream exists, so it is below all
         // of them as a cursor.
@@ -111,28 +120,59 @@ impl StreamableHttp {
         if accept_sse && !prefix.is_empty() {
             stream.set_pollable();
         }
-        for m in msgs {
-            match m {
-                Ok(m) => sess.deliver(m),
-                Err(e) => log::debug!("dropping an invalid batch element: {e}"),
-            }
-        }
         let s2 = sess.clone();
         let generation = att.generation;
-        let on_end: OnEnd = Box::new(move |how| s2.detach(&stream, generation, how));
-        let Some(rx) = att.rx else {
-            return HttpResponse::empty(202);
+        let st2 = stream.clone();
+        let on_end: OnEnd = Box::new(move |how| s2.detach(&st2, generation, how));
+        let deliver_all = move |sess: &LegacySession| {
+            for m in msgs {
+                match m {
+                    Ok(m) => sess.deliver(m),
+                    Err(e) => log::debug!("dropping an invalid batch element: {e}"),
+                }
+            }
         };
-        self.answer(
-            rx,
-            Answer {
-                accept_sse,
-                single,
-                modern: false,
-                prefix,
-            },
-            on_end,
-        )
+        let Some(rx) = att.rx else {
+            deliver_all(sess);
+            return Reply::Now(HttpResponse::empty(202));
+        };
+        let a = Answer {
+            accept_sse,
+            single,
+            modern: false,
+            prefix,
+        };
+        let deferred = Deferred::new(self.inner.cfg.clone(), rx, a, on_end);
+        match (via, &self.inner.watch) {
+            (Via::Inline(handoff), Some(watch)) => {
+                let escape = Escape::new(handoff, deferred);
+                stream.set_escape(escape.clone());
+                {
+                    let _watched = watch.watch(&escape);
+                    deliver_all(sess);
+                }
+                match escape.take() {
+                    Some(d) => Reply::Now(d.run()),
+                    None => Reply::Handed,
+                }
+            }
+            (Via::Plain, Some(_)) => {
+                // The session runs handlers inside `handle`, and nobody could write this
+                // answer while that blocks: the delivery gets a thread of its own.
+                let s3 = sess.clone();
+                if let Err(e) = thread::Builder::new()
+                    .name("mcp-http-deliver".into())
+                    .spawn(move || deliver_all(&s3))
+                {
+                    log::error!("cannot start a thread to deliver a request: {e}");
+                }
+                Reply::Now(deferred.run())
+            }
+            (_, None) => {
+                deliver_all(sess);
+                Reply::Now(deferred.run())
+            }
+        }
     }
 
     pub(crate) fn post_modern(
@@ -142,29 +182,30 @@ impl StreamableHttp {
         header_version: &str,
         accept_sse: bool,
         claims: Option<Value>,
-    ) -> HttpResponse {
+        via: Via,
+    ) -> Reply {
         let cfg = &self.inner.cfg;
         let Incoming::Single(msg) = incoming else {
-            return err400("JSON-RPC batches are not supported");
+            return Reply::Now(err400("JSON-RPC batches are not supported"));
         };
         let version = match cfg.versions.check_modern(header_version) {
             Ok(v) => v,
             Err(supported) if !header_version.is_empty() => {
-                return unsupported_version(header_version, supported);
+                return Reply::Now(unsupported_version(header_version, supported));
             }
             Err(_) => {
-                return HttpResponse::rpc_error(
+                return Reply::Now(HttpResponse::rpc_error(
                     400,
                     msg.id().cloned(),
                     ErrorObject::new(
                         codes::HEADER_MISMATCH,
                         "the MCP-Protocol-Version header is required",
                     ),
-                );
+                ));
             }
         };
         if let Err(r) = check_headers(req, &msg, header_version) {
-            return r;
+            return Reply::Now(r);
         }
         let id = match &msg {
             Message::Request(r) => Some(r.id.clone()),
@@ -176,106 +217,49 @@ impl StreamableHttp {
         if let Some(c) = claims {
             info = info.with_auth(c);
         }
-        let session = self.inner.service.open(info, out);
-        session.handle(msg);
-        let Some(id) = id else {
-            session.close();
-            return HttpResponse::empty(202);
+        // Every exchange has a session of its own: it runs inline exactly when this request
+        // can escape (see `inline`).
+        let inline = match (via, &self.inner.watch) {
+            (Via::Inline(h), Some(w)) if id.is_some() => Some((h, w)),
+            _ => None,
         };
+        if inline.is_some() {
+            info = info.with_blocking_handle();
+        }
+        let session = self.inner.service.open(info, out.clone());
+        let Some(id) = id else {
+            session.handle(msg);
+            session.close();
+            return Reply::Now(HttpResponse::empty(202));
+        };
+        let s2 = session.clone();
         let on_end: OnEnd = Box::new(move |how| {
             if how == StreamEnd::ClientGone {
-                session.stream_closed(&id);
+                s2.stream_closed(&id);
             }
-            session.close();
+            s2.close();
         });
-        self.answer(
-            rx,
-            Answer {
-                accept_sse,
-                single: true,
-                modern: true,
-                prefix: Vec::new(),
-            },
-            on_end,
-        )
-    }
-
-    /// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
-    /// JSON, or when the answer arrives alone within the JSON window; SSE otherwise.
-    pub(crate) fn answer(&self, rx: Receiver<Frame>, a: Answer, on_end: OnEnd) -> HttpResponse {
-        let cfg = &self.inner.cfg;
-        let json_of = |f: Frame| {
-            let status = if a.modern {
-                status_for(f.error_code)
-            } else {
-                200
-            };
-            HttpResponse::json(status, f.json)
+        let a = Answer {
+            accept_sse,
+            single: true,
+            modern: true,
+            prefix: Vec::new(),
         };
-        if !a.accept_sse {
-            let deadline = Instant::now() + cfg.request_timeout;
-            let mut answers = Vec::new();
-            loop {
-                match rx.recv_deadline(deadline) {
-                    Ok(f) => {
-                        let last = f.last;
-                        if f.is_response {
-                            answers.push(f);
-                        }
-                        if last {
-                            break;
-                        }
-                    }
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                        on_end(StreamEnd::ClientGone);
-                        return HttpResponse::rpc_error(
-                            504,
-                            None,
-                            ErrorObject::internal("no answer in time"),
-                        );
-                    }
-                }
-            }
-            on_end(StreamEnd::Completed);
-            return if a.single {
-                match answers.into_iter().next() {
-                    Some(f) => json_of(f),
-                    None => HttpResponse::rpc_error(
-                        503,
-                        None,
-                        ErrorObject::internal("the session closed"),
-                    ),
-                }
-            } else {
-                let mut out = b"[".to_vec();
-                for (i, f) in answers.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(&f.json);
-                }
-                out.push(b']');
-                HttpResponse::json(200, out)
-            };
+        let deferred = Deferred::new(cfg.clone(), rx, a, on_end);
+        let Some((handoff, watch)) = inline else {
+            session.handle(msg);
+            return Reply::Now(deferred.run());
+        };
+        let escape = Escape::new(handoff, deferred);
+        out.set_escape(escape.clone());
+        {
+            let _watched = watch.watch(&escape);
+            session.handle(msg);
         }
-        let mut initial = a.prefix;
-        match rx.recv_timeout(cfg.json_window) {
-            Ok(f) if f.last && a.single => {
-                on_end(StreamEnd::Completed);
-                json_of(f)
-            }
-            Ok(f) => {
-                initial.push(f.event);
-                sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                on_end(StreamEnd::Completed);
-                sse_response(SseBody::new(initial, None, cfg.keepalive, None))
-            }
+        out.clear_escape();
+        match escape.take() {
+            Some(d) => Reply::Now(d.run()),
+            None => Reply::Handed,
         }
     }
 
@@ -408,26 +392,127 @@ impl StreamableHttp {
         sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
     }
 
-    pub(crate) fn old_sse_post(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
+    pub(crate) fn old_sse_post(&self, req: &HttpRequest, body: &mut dyn Read, via: &Via) -> Reply {
         let Some(id) = req.query_param("sessionId") else {
-            return err400("the sessionId query parameter is required");
+            return Reply::Now(err400("the sessionId query parameter is required"));
         };
         let sess = match self.inner.sessions.get(id) {
             Some(s) if s.kind == Kind::OldSse => s,
-            _ => return session_not_found(),
+            _ => return Reply::Now(session_not_found()),
         };
         let bytes = match self.read_body(req, body) {
             Ok(b) => b,
-            Err(r) => return r,
+            Err(r) => return Reply::Now(r),
         };
         match decode_incoming(&bytes, false) {
             Ok(Incoming::Single(m)) => {
                 sess.touch();
-                sess.deliver(m);
-                HttpResponse::empty(202)
+                // Everything is answered on the GET stream, which its own thread writes: the
+                // 202 goes out first, then the handler may run here for as long as it needs.
+                let accepted = HttpResponse::empty(202);
+                match (via, &self.inner.watch) {
+                    (Via::Inline(_), Some(_)) => {
+                        Reply::Then(accepted, Box::new(move || sess.deliver(m)))
+                    }
+                    (Via::Plain, Some(_)) => {
+                        if let Err(e) = thread::Builder::new()
+                            .name("mcp-http-deliver".into())
+                            .spawn(move || sess.deliver(m))
+                        {
+                            log::error!("cannot start a thread to deliver a message: {e}");
+                        }
+                        Reply::Now(accepted)
+                    }
+                    (_, None) => {
+                        sess.deliver(m);
+                        Reply::Now(accepted)
+                    }
+                }
             }
-            Ok(Incoming::Batch(_)) => err400("batches are not supported"),
-            Err(e) => HttpResponse::json(400, e.to_response().to_vec()),
+            Ok(Incoming::Batch(_)) => Reply::Now(err400("batches are not supported")),
+            Err(e) => Reply::Now(HttpResponse::json(400, e.to_response().to_vec())),
+        }
+    }
+}
+
+/// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
+/// JSON, or when the answer arrives alone within the JSON window; SSE otherwise. `window` is what is left of that window.
+pub(crate) fn answer(
+    cfg: &HttpConfig,
+    rx: Receiver<Frame>,
+    a: Answer,
+    on_end: OnEnd,
+    window: Duration,
+) -> HttpResponse {
+    let json_of = |f: Frame| {
+        let status = if a.modern {
+            status_for(f.error_code)
+        } else {
+            200
+        };
+        HttpResponse::json(status, f.json)
+    };
+    if !a.accept_sse {
+        let deadline = Instant::now() + cfg.request_timeout;
+        let mut answers = Vec::new();
+        loop {
+            match rx.recv_deadline(deadline) {
+                Ok(f) => {
+                    let last = f.last;
+                    if f.is_response {
+                        answers.push(f);
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                    on_end(StreamEnd::ClientGone);
+                    return HttpResponse::rpc_error(
+                        504,
+                        None,
+                        ErrorObject::internal("no answer in time"),
+                    );
+                }
+            }
+        }
+        on_end(StreamEnd::Completed);
+        return if a.single {
+            match answers.into_iter().next() {
+                Some(f) => json_of(f),
+                None => {
+                    HttpResponse::rpc_error(503, None, ErrorObject::internal("the session closed"))
+                }
+            }
+        } else {
+            let mut out = b"[".to_vec();
+            for (i, f) in answers.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&f.json);
+            }
+            out.push(b']');
+            HttpResponse::json(200, out)
+        };
+    }
+    let mut initial = a.prefix;
+    match rx.recv_timeout(window) {
+        Ok(f) if f.last && a.single => {
+            on_end(StreamEnd::Completed);
+            json_of(f)
+        }
+        Ok(f) => {
+            initial.push(f.event);
+            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            on_end(StreamEnd::Completed);
+            sse_response(SseBody::new(initial, None, cfg.keepalive, None))
         }
     }
 }

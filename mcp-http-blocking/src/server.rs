@@ -86,7 +86,8 @@ impl HttpServerBuilder {
     /// Binds the socket and prepares the transport for `service`.
     ///
     /// # Errors
-    /// [`Error::Bind`] when the address does not resolve or cannot be bound.
+    /// [`Error::Bind`] when the address does not resolve or cannot be bound; [`Error::Io`]
+    /// when the watchdog thread of inline requests cannot be started.
     pub fn build(self, service: impl Service) -> Result<HttpServer, Error> {
         let addr = self
             .addr
@@ -99,7 +100,7 @@ impl HttpServerBuilder {
         let listener = listen(addr, self.io_timeout).map_err(Error::Bind)?;
         Ok(HttpServer {
             listener,
-            core: StreamableHttp::new(service, self.cfg),
+            core: StreamableHttp::new_inline(service, self.cfg).map_err(Error::Io)?,
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
         })

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::config::HttpConfig;
 use crate::http::{Body, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts};
+use crate::inline::{Deferred, Handoff, Reply, Via, Watch};
 use crate::legacy::{Kind, Registry};
 use crate::security::{AuthError, cors_headers, host_allowed, preflight};
 use crate::store::{EventStore, MemoryEventStore};
@@ -34,6 +35,8 @@ pub(crate) struct Inner {
     pub(crate) service: Arc<dyn Service>,
     pub(crate) sessions: Registry,
     pub(crate) store: Arc<dyn EventStore>,
+    /// Present when sessions run handlers inline (the core of an [`crate::HttpServer`]).
+    pub(crate) watch: Option<Watch>,
 }
 
 /// Stops the sweeper thread when dropped (or through [`Sweeper::stop`]).
@@ -116,6 +119,17 @@ pub(crate) fn new_session_id() -> Option<String> {
 impl StreamableHttp {
     /// A transport serving `service` with `cfg`.
     pub fn new(service: impl Service, cfg: HttpConfig) -> Self {
+        Self::build(service, cfg, None)
+    }
+
+    /// A transport whose sessions run handlers on the request's thread, for an HTTP server
+    /// that can hand a response over to another thread (see `inline`).
+    pub(crate) fn new_inline(service: impl Service, cfg: HttpConfig) -> std::io::Result<Self> {
+        let watch = Watch::start(cfg.json_window)?;
+        Ok(Self::build(service, cfg, Some(watch)))
+    }
+
+    fn build(service: impl Service, cfg: HttpConfig, watch: Option<Watch>) -> Self {
         let store = cfg
             .event_store
             .clone()
@@ -126,6 +140,7 @@ impl StreamableHttp {
                 service: Arc::new(service),
                 sessions: Registry::default(),
                 store,
+                watch,
             }),
         }
     }
@@ -179,20 +194,51 @@ impl StreamableHttp {
     }
 
     /// Handles one request. `body` is read only for POST, at most `max_body + 1` bytes.
+    ///
+    /// On the core of an [`crate::HttpServer`] (whose sessions run handlers inline, see
+    /// [`crate::HttpServer`]), a request's handlers then run on a thread of their own.
     pub fn handle(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
+        match self.handle_via(req, body, Via::Plain) {
+            Reply::Now(r) => r,
+            Reply::Then(r, work) => {
+                // Not produced for a plain call; kept correct all the same.
+                if let Err(e) = thread::Builder::new()
+                    .name("mcp-http-deliver".into())
+                    .spawn(work)
+                {
+                    log::error!("cannot start a thread to deliver a message: {e}");
+                }
+                r
+            }
+            Reply::Handed => HttpResponse::empty(500),
+        }
+    }
+
+    /// Handles one request for an HTTP server that can also write the response from another
+    /// thread (`handoff`, called at most once; see `inline`).
+    pub(crate) fn handle_inline(
+        &self,
+        req: &HttpRequest,
+        body: &mut dyn Read,
+        handoff: Handoff,
+    ) -> Reply {
+        self.handle_via(req, body, Via::Inline(handoff))
+    }
+
+    fn handle_via(&self, req: &HttpRequest, body: &mut dyn Read, via: Via) -> Reply {
         let cfg = &self.inner.cfg;
         if req.header_bytes() > cfg.max_header_bytes {
-            return HttpResponse::empty(431);
+            return Reply::Now(HttpResponse::empty(431));
         }
         match req.header("Host") {
-            None => return err400("the Host header is required"),
+            None => return Reply::Now(err400("the Host header is required")),
             Some(h) if !host_allowed(cfg.allowed_hosts.as_deref(), h) => {
                 log::warn!("refused Host {h:?} from {:?}", req.remote_addr);
-                return HttpResponse::rpc_error(
+                return Reply::Now(HttpResponse::rpc_error(
                     403,
                     None,
                     ErrorObject::new(codes::INVALID_REQUEST, "Host not allowed"),
-                );
+                ));
             }
             Some(_) => {}
         }
@@ -200,20 +246,29 @@ impl StreamableHttp {
         if let Some(o) = origin {
             if !cfg.allowed_origins.allows(o) {
                 log::warn!("refused Origin {o:?} from {:?}", req.remote_addr);
-                return HttpResponse::rpc_error(
+                return Reply::Now(HttpResponse::rpc_error(
                     403,
                     None,
                     ErrorObject::new(codes::INVALID_REQUEST, "Origin not allowed"),
-                );
+                ));
             }
         }
-        let mut resp = self.route(req, body);
-        if let (Some(o), true) = (origin, cfg.cors) {
-            if req.method != "OPTIONS" {
-                cors_headers(&mut resp, o);
+        let cors = origin.filter(|_| cfg.cors && req.method != "OPTIONS");
+        let via = match (via, cors) {
+            (Via::Inline(handoff), Some(o)) => {
+                let o = o.to_owned();
+                Via::Inline(Box::new(move |mut d: Deferred| {
+                    d.decorate(move |r| cors_headers(r, &o));
+                    handoff(d)
+                }))
             }
+            (v, _) => v,
+        };
+        let mut reply = self.route(req, body, via);
+        if let (Some(o), Reply::Now(r) | Reply::Then(r, _)) = (cors, &mut reply) {
+            cors_headers(r, o);
         }
-        resp
+        reply
     }
 
     fn ours(&self, path: &str) -> bool {
@@ -222,13 +277,13 @@ impl StreamableHttp {
             || (cfg.enable_legacy_sse && (path == cfg.sse_path || path == cfg.messages_path))
     }
 
-    fn route(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
+    fn route(&self, req: &HttpRequest, body: &mut dyn Read, via: Via) -> Reply {
         let cfg = &self.inner.cfg;
         let path = req.path();
         if let Some(auth) = &cfg.auth {
             if path == PRM_PATH || path == format!("{PRM_PATH}{}", cfg.path) {
                 if req.method != "GET" {
-                    return HttpResponse::empty(405).with_header("Allow", "GET");
+                    return Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"));
                 }
                 let doc = json!({
                     "resource": self.resource_url(req),
@@ -236,39 +291,39 @@ impl StreamableHttp {
                     "scopes_supported": auth.scopes,
                     "bearer_methods_supported": ["header"],
                 });
-                return HttpResponse::json(200, doc.to_string().into_bytes());
+                return Reply::Now(HttpResponse::json(200, doc.to_string().into_bytes()));
             }
         }
         if !self.ours(path) {
-            return HttpResponse::empty(404);
+            return Reply::Now(HttpResponse::empty(404));
         }
         if req.method == "OPTIONS" {
-            return match req.header("Origin") {
+            return Reply::Now(match req.header("Origin") {
                 Some(o) if cfg.cors => preflight(req, o),
                 _ => HttpResponse::empty(204).with_header("Allow", "GET, POST, DELETE, OPTIONS"),
-            };
+            });
         }
         let claims = match self.authorize(req) {
             Ok(c) => c,
-            Err(r) => return r,
+            Err(r) => return Reply::Now(r),
         };
         if path == cfg.path {
             match req.method.as_str() {
-                "POST" => self.post(req, body, claims),
-                "GET" => self.get(req),
-                "DELETE" => self.delete(req),
-                _ => self.method_not_allowed(),
+                "POST" => self.post(req, body, claims, via),
+                "GET" => Reply::Now(self.get(req)),
+                "DELETE" => Reply::Now(self.delete(req)),
+                _ => Reply::Now(self.method_not_allowed()),
             }
         } else if path == cfg.sse_path {
             if req.method == "GET" {
-                self.old_sse_get(req, claims)
+                Reply::Now(self.old_sse_get(req, claims))
             } else {
-                HttpResponse::empty(405).with_header("Allow", "GET")
+                Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"))
             }
         } else if req.method == "POST" {
-            self.old_sse_post(req, body)
+            self.old_sse_post(req, body, &via)
         } else {
-            HttpResponse::empty(405).with_header("Allow", "POST")
+            Reply::Now(HttpResponse::empty(405).with_header("Allow", "POST"))
         }
     }
 
@@ -347,7 +402,13 @@ impl StreamableHttp {
         }
     }
 
-    fn post(&self, req: &HttpRequest, body: &mut dyn Read, claims: Option<Value>) -> HttpResponse {
+    fn post(
+        &self,
+        req: &HttpRequest,
+        body: &mut dyn Read,
+        claims: Option<Value>,
+        via: Via,
+    ) -> Reply {
         let cfg = &self.inner.cfg;
         let ct_ok = req.header("Content-Type").is_some_and(|c| {
             c.split(';')
@@ -357,34 +418,34 @@ impl StreamableHttp {
                 .eq_ignore_ascii_case("application/json")
         });
         if !ct_ok {
-            return HttpResponse::rpc_error(
+            return Reply::Now(HttpResponse::rpc_error(
                 415,
                 None,
                 ErrorObject::new(
                     codes::INVALID_REQUEST,
                     "Content-Type must be application/json",
                 ),
-            );
+            ));
         }
         let accept = req.header("Accept");
         let accept_sse = accepts(accept, "text/event-stream");
         if accept.is_some() && !accept_sse && !accepts(accept, "application/json") {
-            return HttpResponse::rpc_error(
+            return Reply::Now(HttpResponse::rpc_error(
                 406,
                 None,
                 ErrorObject::new(
                     codes::INVALID_REQUEST,
                     "Accept must include application/json or text/event-stream",
                 ),
-            );
+            ));
         }
         let bytes = match self.read_body(req, body) {
             Ok(b) => b,
-            Err(r) => return r,
+            Err(r) => return Reply::Now(r),
         };
         let incoming = match decode_incoming(&bytes, true) {
             Ok(i) => i,
-            Err(e) => return HttpResponse::json(400, e.to_response().to_vec()),
+            Err(e) => return Reply::Now(HttpResponse::json(400, e.to_response().to_vec())),
         };
         let header_version = req.header(VERSION_HEADER);
         let sid = req.header(SESSION_HEADER);
@@ -392,7 +453,7 @@ impl StreamableHttp {
             matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == "initialize");
         let parsed = header_version.map(|v| (v, ProtocolVersion::parse(v)));
         if let Some((v, None)) = parsed {
-            return unsupported_version(v, cfg.versions.supported_strings());
+            return Reply::Now(unsupported_version(v, cfg.versions.supported_strings()));
         }
         let body_is_modern = match &incoming {
             Incoming::Single(Message::Request(r)) => r
@@ -414,29 +475,30 @@ impl StreamableHttp {
                 header_version.unwrap_or(""),
                 accept_sse,
                 claims,
+                via,
             );
         }
         if !cfg.versions.speaks(Era::Legacy) {
-            return unsupported_version(
+            return Reply::Now(unsupported_version(
                 header_version.unwrap_or(""),
                 cfg.versions.supported_strings(),
-            );
+            ));
         }
         if let Some((v, Some(pv))) = parsed {
             if pv.era() != Era::Legacy || !cfg.versions.contains(pv) {
-                return unsupported_version(v, cfg.versions.supported_strings());
+                return Reply::Now(unsupported_version(v, cfg.versions.supported_strings()));
             }
         }
         let (sess, minted) = match sid {
             Some(id) => match self.inner.sessions.get(id) {
                 Some(s) if s.kind == Kind::Streamable => (s, false),
-                _ => return session_not_found(),
+                _ => return Reply::Now(session_not_found()),
             },
             None if is_init => match self.open_legacy(Kind::Streamable, claims) {
                 Ok(s) => (s, true),
-                Err(r) => return r,
+                Err(r) => return Reply::Now(r),
             },
-            None => return err400("Bad Request: Mcp-Session-Id header is required"),
+            None => return Reply::Now(err400("Bad Request: Mcp-Session-Id header is required")),
         };
         sess.touch();
         if let (true, Incoming::Single(Message::Request(r))) = (is_init, &incoming) {
@@ -446,15 +508,29 @@ impl StreamableHttp {
             Incoming::Single(m) => vec![Ok(m)],
             Incoming::Batch(b) => {
                 if !sess.version().is_some_and(ProtocolVersion::allows_batches) {
-                    return err400(
+                    return Reply::Now(err400(
                         "JSON-RPC batches are not supported by the negotiated protocol revision",
-                    );
+                    ));
                 }
                 b
             }
         };
         let single = msgs.len() == 1;
-        let mut resp = self.post_legacy(&sess, msgs, single, accept_sse, is_init);
+        let via = match via {
+            Via::Inline(handoff) if minted => {
+                // An answer that starts elsewhere still tells the client its session.
+                let id = sess.id.clone();
+                Via::Inline(Box::new(move |mut d: Deferred| {
+                    d.decorate(move |r| r.headers.push((SESSION_HEADER.into(), id)));
+                    handoff(d)
+                }))
+            }
+            v => v,
+        };
+        let mut resp = match self.post_legacy(&sess, msgs, single, accept_sse, is_init, via) {
+            Reply::Now(r) => r,
+            other => return other,
+        };
         if minted {
             let failed = resp.status != 200
                 || matches!(&resp.body, Body::Bytes(b) if serde_json::from_slice::<Value>(b).ok().is_some_and(|v| v.get("error").is_some()));
@@ -466,6 +542,6 @@ impl StreamableHttp {
                 resp.headers.push((SESSION_HEADER.into(), sess.id.clone()));
             }
         }
-        resp
+        Reply::Now(resp)
     }
 }

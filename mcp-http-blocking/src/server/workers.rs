@@ -12,10 +12,10 @@
 //! - A long-lived answer, an SSE stream, is written by a stream thread (reused through a
 //!   rendezvous channel), never by a recv thread.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use crossbeam_channel::Sender;
 
 use super::Shared;
 use crate::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+use crate::inline::{Deferred, Handoff, Reply};
 
 /// How long a recv thread waits in `recv` before it looks at the server's state again.
 pub(super) const POLL: Duration = Duration::from_millis(250);
@@ -211,7 +212,7 @@ pub(super) fn drain_is_safe(remaining: usize) -> bool {
     probe.try_reserve_exact(remaining).is_ok()
 }
 
-fn dispatch(shared: &Shared, g: &Gen, rq: tiny_http::Request) {
+fn dispatch(shared: &Arc<Shared>, g: &Gen, rq: tiny_http::Request) {
     let cfg = shared.core.config();
     let declared = rq.body_length().unwrap_or(0);
     if declared > cfg.max_body && !drain_is_safe(declared) {
@@ -248,10 +249,34 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
     })
 }
 
+/// The request while the core handles it: its body is read through here, and the core's
+/// handoff may take it to answer from another thread (see `inline`).
+type Held = Arc<Mutex<Option<tiny_http::Request>>>;
+
+fn take(held: &Held) -> Option<tiny_http::Request> {
+    held.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+/// Reads the body of a held request (nothing once it is gone).
+struct HeldBody<'a>(&'a Held);
+
+impl Read for HeldBody<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            Some(rq) => rq.as_reader().read(buf),
+            None => Ok(0),
+        }
+    }
+}
+
 /// Answers one request. `slot` is its place under `max_in_flight`, given back as soon as the
 /// answer turns into a long-lived SSE stream: streams have their own bounds (sessions times
 /// streams per session), and idle listeners must not lock out ordinary requests.
-fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight<'_>) {
+///
+/// The service may run the request's handler right here, inside the core's `handle`; when
+/// the answer has to start before the handler is done, the core calls the handoff, which
+/// takes the request and answers it on a stream thread.
+fn serve(shared: &Arc<Shared>, rq: tiny_http::Request, slot: InFlight<'_>) {
     let head = HttpRequest {
         method: rq.method().as_str().to_ascii_uppercase(),
         target: rq.url().to_owned(),
@@ -269,7 +294,38 @@ fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight<'_>) {
         remote_addr: rq.remote_addr().copied(),
     };
     let http10 = rq.http_version() == &tiny_http::HTTPVersion(1, 0);
-    let resp = shared.core.handle(&head, rq.as_reader());
+    let held: Held = Arc::new(Mutex::new(Some(rq)));
+    let handoff: Handoff = {
+        let (held, shared) = (held.clone(), shared.clone());
+        Box::new(move |d: Deferred| {
+            let Some(rq) = take(&held) else { return };
+            stream(&shared, move || write_response(rq, d.run(), http10));
+        })
+    };
+    let reply = shared
+        .core
+        .handle_inline(&head, &mut HeldBody(&held), handoff);
+    let (resp, then) = match reply {
+        Reply::Now(r) => (r, None),
+        Reply::Then(r, work) => (r, Some(work)),
+        Reply::Handed => return,
+    };
+    if let Some(rq) = take(&held) {
+        match resp.body {
+            Body::Bytes(_) => write_response(rq, resp, http10),
+            Body::Sse(_) => {
+                drop(slot);
+                stream(shared, move || write_response(rq, resp, http10));
+            }
+        }
+    }
+    if let Some(work) = then {
+        work();
+    }
+}
+
+/// Writes a response on this thread: bytes at once, an SSE stream until it ends.
+fn write_response(rq: tiny_http::Request, resp: HttpResponse, http10: bool) {
     let HttpResponse {
         status,
         headers,
@@ -285,11 +341,7 @@ fn serve(shared: &Shared, mut rq: tiny_http::Request, slot: InFlight<'_>) {
                 log::debug!("writing a response failed: {e}");
             }
         }
-        Body::Sse(sse) => {
-            drop(slot);
-            let w = rq.into_writer();
-            stream(shared, move || write_sse(w, status, &headers, sse, !http10));
-        }
+        Body::Sse(sse) => write_sse(rq.into_writer(), status, &headers, sse, !http10),
     }
 }
 

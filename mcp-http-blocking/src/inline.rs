@@ -1,0 +1,227 @@
+//! Running a request's work on the thread that read the request, with an escape for when the
+//! answer must start before that work is done.
+//!
+//! Why: handing each request to the service's worker threads and the answer back costs two
+//! wake-ups and context switches, the larger part of a small request's cost on a busy machine.
+//! So the server (see [`crate::HttpServer`]) opens its sessions with
+//! `SessionInfo::handle_may_block`, and the service may run a handler inside
+//! `Session::handle`, on the request's own thread; the answer is then already in the stream's
+//! channel when `handle` returns, and goes back as JSON with no hand-off at all.
+//!
+//! The hazard: while the handler runs, nobody writes the response. A handler that sends more
+//! progress notifications than the stream's channel holds would stall, and one that asks the
+//! client something (sampling, elicitation, roots: a request that travels on this response's
+//! SSE stream) would wait for an answer the client never sees. So the rest of the answer (the
+//! [`Deferred`] part: turning the channel into JSON or SSE and writing it) sits in an
+//! [`Escape`], a per-request slot, together with the HTTP server's [`Handoff`], which can
+//! write a response from another thread. Whoever comes first takes it:
+//! - the request's thread, when `handle` returned: it answers as it always did;
+//! - a message for the request that is not its final answer (progress, a log message, a
+//!   request to the client), or the service letting go of the stream (SSE polling): the
+//!   answer starts on another thread at once, before the message is queued;
+//! - the [`Watch`], when the handler has run for longer than the JSON window: so a slow
+//!   handler's client gets its SSE head and keep-alives as before, and a gone client is
+//!   noticed (in the 2026-07-28 era that is the cancellation).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+
+use crate::config::HttpConfig;
+use crate::http::{Frame, HttpResponse};
+use crate::routes::answer;
+use crate::transport::{Answer, OnEnd};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Each critical section here is a take or an insert: a poisoned lock is still consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Writes a response from another thread: the HTTP server gives one per request, and the
+/// transport calls it at most once, with the work that produces the response.
+pub(crate) type Handoff = Box<dyn FnOnce(Deferred) + Send>;
+
+/// How a request reached the transport core.
+pub(crate) enum Via {
+    /// The caller writes the returned response itself ([`crate::StreamableHttp::handle`]).
+    Plain,
+    /// The HTTP server can also write the response from another thread.
+    Inline(Handoff),
+}
+
+/// What the core did with a request.
+pub(crate) enum Reply {
+    /// Write this response.
+    Now(HttpResponse),
+    /// Write this response, then run the work on the same thread (a 2024-11-05 `/messages`
+    /// POST: the client gets its 202 before the handler runs, whose answer travels on the GET
+    /// stream).
+    Then(HttpResponse, Box<dyn FnOnce() + Send>),
+    /// The response went to the [`Handoff`]; nothing to write here.
+    Handed,
+}
+
+/// Adds something to a response (a CORS header, the session id of a new session).
+type Decorate = Box<dyn FnOnce(&mut HttpResponse) + Send>;
+
+/// The part of an answer that may run on any thread: waits for the stream's first message and
+/// turns the channel into a JSON or SSE response.
+pub(crate) struct Deferred {
+    cfg: Arc<HttpConfig>,
+    rx: Receiver<Frame>,
+    answer: Answer,
+    on_end: OnEnd,
+    window: Duration,
+    decorate: Vec<Decorate>,
+}
+
+impl Deferred {
+    pub(crate) fn new(cfg: Arc<HttpConfig>, rx: Receiver<Frame>, a: Answer, on_end: OnEnd) -> Self {
+        let window = cfg.json_window;
+        Deferred {
+            cfg,
+            rx,
+            answer: a,
+            on_end,
+            window,
+            decorate: Vec::new(),
+        }
+    }
+
+    /// Runs `f` on the response once it exists.
+    pub(crate) fn decorate(&mut self, f: impl FnOnce(&mut HttpResponse) + Send + 'static) {
+        self.decorate.push(Box::new(f));
+    }
+
+    /// Produces the response.
+    pub(crate) fn run(self) -> HttpResponse {
+        let mut resp = answer(&self.cfg, self.rx, self.answer, self.on_end, self.window);
+        for f in self.decorate {
+            f(&mut resp);
+        }
+        resp
+    }
+}
+
+/// One request's pending answer, taken once by whoever needs it first (see the module docs).
+pub(crate) struct Escape {
+    pending: Mutex<Option<(Handoff, Deferred)>>,
+}
+
+impl Escape {
+    pub(crate) fn new(handoff: Handoff, deferred: Deferred) -> Arc<Escape> {
+        Arc::new(Escape {
+            pending: Mutex::new(Some((handoff, deferred))),
+        })
+    }
+
+    /// Starts the answer on another thread, unless someone took it already. `committed`: the
+    /// JSON window is over, so the answer is SSE unless its final message is already there.
+    pub(crate) fn fire(&self, committed: bool) {
+        let taken = lock(&self.pending).take();
+        if let Some((handoff, mut d)) = taken {
+            if committed {
+                d.window = Duration::ZERO;
+            }
+            handoff(d);
+        }
+    }
+
+    /// Takes the answer back for the request's own thread; `None` when it started elsewhere.
+    pub(crate) fn take(&self) -> Option<Deferred> {
+        lock(&self.pending).take().map(|(_, d)| d)
+    }
+}
+
+/// The watchdog of inline requests: fires the escape of a request whose `handle` has run for
+/// longer than the JSON window. It ticks (every quarter window, between 1 and 50 ms) only
+/// while some request is inside `handle`, and sleeps on a channel otherwise.
+pub(crate) struct Watch {
+    shared: Arc<WatchShared>,
+    /// Wakes the watchdog; dropping it (with the transport) ends the thread.
+    wake: Sender<()>,
+}
+
+struct WatchShared {
+    running: Mutex<HashMap<u64, (Instant, Arc<Escape>)>>,
+    next: AtomicU64,
+}
+
+/// Unregisters a request from the [`Watch`] when dropped (also when `handle` panics).
+pub(crate) struct Watched<'a> {
+    watch: &'a Watch,
+    key: u64,
+}
+
+impl Drop for Watched<'_> {
+    fn drop(&mut self) {
+        lock(&self.watch.shared.running).remove(&self.key);
+    }
+}
+
+impl Watch {
+    /// Starts the watchdog thread.
+    pub(crate) fn start(window: Duration) -> std::io::Result<Watch> {
+        let shared = Arc::new(WatchShared {
+            running: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+        });
+        let (wake, rx) = bounded(1);
+        let s2 = shared.clone();
+        let tick = (window / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
+        thread::Builder::new()
+            .name("mcp-http-watch".into())
+            .spawn(move || watch_loop(&s2, &rx, window, tick))?;
+        Ok(Watch { shared, wake })
+    }
+
+    /// Watches `escape` until the returned guard is dropped.
+    pub(crate) fn watch(&self, escape: &Arc<Escape>) -> Watched<'_> {
+        let key = self.shared.next.fetch_add(1, Ordering::Relaxed);
+        let was_empty = {
+            let mut r = lock(&self.shared.running);
+            let empty = r.is_empty();
+            r.insert(key, (Instant::now(), escape.clone()));
+            empty
+        };
+        if was_empty {
+            // Full means a wake-up is already pending.
+            let _ = self.wake.try_send(());
+        }
+        Watched { watch: self, key }
+    }
+}
+
+fn watch_loop(shared: &WatchShared, wake: &Receiver<()>, window: Duration, tick: Duration) {
+    loop {
+        let idle = lock(&shared.running).is_empty();
+        let woke = if idle {
+            wake.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            wake.recv_timeout(tick)
+        };
+        if let Err(RecvTimeoutError::Disconnected) = woke {
+            return;
+        }
+        let now = Instant::now();
+        let due: Vec<Arc<Escape>> = {
+            let mut r = lock(&shared.running);
+            let keys: Vec<u64> = r
+                .iter()
+                .filter(|(_, (t, _))| now.saturating_duration_since(*t) >= window)
+                .map(|(k, _)| *k)
+                .collect();
+            keys.iter()
+                .filter_map(|k| r.remove(k))
+                .map(|(_, e)| e)
+                .collect()
+        };
+        for e in due {
+            e.fire(true);
+        }
+    }
+}
