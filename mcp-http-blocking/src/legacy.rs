@@ -183,7 +183,7 @@ impl LegacySession {
         if st.closed {
             return Err(StreamError::Closed);
         }
-        let live = st.streams.values().filter(|s| s.live()).count();
+        let live = st.live_streams();
         if live >= self.cfg.max_streams_per_session {
             return Err(StreamError::TooMany);
         }
@@ -214,7 +214,7 @@ impl LegacySession {
             return Err(StreamError::Busy);
         }
         if !stream.attached() {
-            let live = st.streams.values().filter(|s| s.live()).count();
+            let live = st.live_streams();
             if live >= self.cfg.max_streams_per_session {
                 return Err(StreamError::TooMany);
             }
@@ -332,6 +332,19 @@ impl LegacySession {
         if let Some(s) = self.service.get() {
             s.close();
         }
+    }
+}
+
+impl State {
+    /// Streams counting against the per-session limit (see [`Stream::live`]). A POST stream is
+    /// live until its last answer went out, which is when it joins `finished` (and it leaves
+    /// `streams` when it leaves `finished`), so the count needs no look at each stream: with
+    /// up to [`KEEP_FINISHED_STREAMS`] finished ones kept, that was a lock per kept stream on
+    /// every POST.
+    fn live_streams(&self) -> usize {
+        let standalone = self.streams.get(&0).is_some_and(|s| s.live());
+        let posts = self.streams.len().saturating_sub(1 + self.finished.len());
+        posts + usize::from(standalone)
     }
 }
 

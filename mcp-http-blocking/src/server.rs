@@ -150,6 +150,8 @@ impl HttpServer {
     pub fn spawn(self) -> Result<ServerHandle, Error> {
         let addr = self.local_addr();
         let (stop_tx, stop_rx) = bounded::<()>(0);
+        let (token, exited) = bounded::<()>(0);
+        let (helper_wake, helper_rx) = bounded::<()>(1);
         let shared = Arc::new(Shared {
             core: self.core.clone(),
             listener: self.listener,
@@ -162,10 +164,16 @@ impl HttpServer {
             generations: AtomicUsize::new(0),
             gens: Mutex::new(Vec::new()),
             streams: bounded(0),
+            min_threads: workers::min_threads(),
+            helper: Helper {
+                wake: helper_wake,
+                asleep: AtomicBool::new(true),
+                token: Mutex::new(Some(token.clone())),
+            },
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
-        let (token, exited) = bounded::<()>(0);
         workers::start_generation(&shared, &token).map_err(Error::Io)?;
+        workers::start_helper(&shared, helper_rx).map_err(Error::Io)?;
         Ok(ServerHandle {
             addr,
             shared,
@@ -200,6 +208,19 @@ struct Shared {
     gens: Mutex<Vec<Weak<workers::Gen>>>,
     /// Rendezvous with idle stream threads: a send succeeds only when one is waiting.
     streams: (Sender<StreamJob>, Receiver<StreamJob>),
+    /// See [`workers::min_threads`].
+    min_threads: usize,
+    helper: Helper,
+}
+
+/// What the recv threads share with the helper that starts more of them when they are stuck.
+struct Helper {
+    wake: Sender<()>,
+    /// Set while the helper sleeps (or is about to): the next thread that finds nobody else
+    /// waiting wakes it.
+    asleep: AtomicBool,
+    /// The exit token lent to the threads the helper starts; taken at shutdown.
+    token: Mutex<Option<Sender<()>>>,
 }
 
 /// One SSE answer for a stream thread to write.
@@ -252,6 +273,10 @@ impl ServerHandle {
 
     fn stop(&mut self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
+        if let Ok(mut t) = self.shared.helper.token.lock() {
+            t.take();
+        }
+        let _ = self.shared.helper.wake.try_send(());
         self.shared.core.close_all();
         if let Some(s) = self.sweeper.take() {
             s.stop();

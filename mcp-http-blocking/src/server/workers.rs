@@ -1,17 +1,24 @@
 //! The threads that take requests off tiny_http's queue and answer them.
 //!
 //! Each generation of `tiny_http::Server` has its own set of recv threads. A recv thread that
-//! takes a request answers it itself, on the spot: handing every request to another thread
-//! cost a wake-up and a context switch per request, which on a busy machine was the larger
-//! part of a small request's cost. Two rules keep a recv thread from holding up others:
+//! takes a request answers it itself, on the spot (the service may even run the handler right
+//! there, see `inline`): handing every request to another thread cost a wake-up and a context
+//! switch per request, which on a busy machine was the larger part of a small request's cost.
+//! Two rules keep a recv thread from holding up others:
 //! - When a thread takes a request and no other thread of its generation is left waiting in
-//!   `recv`, it starts one more before it serves, so a slow request (a JSON answer can wait
-//!   up to `request_timeout`) never leaves queued requests without a taker. The in-flight cap
+//!   `recv`, it starts one more before it serves while there are fewer than [`min_threads`];
+//!   beyond that, the helper thread starts one when none of the generation's requests has
+//!   finished for [`STUCK_AFTER`] while no thread waits, so a slow request (a blocking handler,
+//!   or a JSON answer that waits up to `request_timeout`) never leaves queued requests without
+//!   a taker for long. Starting a thread whenever none waited kept one thread per connection
+//!   under load, most of them asleep, and every request then paid for waking one of them. The
+//!   helper ticks only while the threads are all busy, and sleeps otherwise. The in-flight cap
 //!   bounds how many can be busy at once; a thread idle for [`THREAD_IDLE`] ends, as long as
 //!   another one is still waiting.
 //! - A long-lived answer, an SSE stream, is written by a stream thread (reused through a
 //!   rendezvous channel), never by a recv thread.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -19,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::Shared;
 use crate::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
@@ -30,6 +37,19 @@ pub(super) const POLL: Duration = Duration::from_millis(250);
 
 /// How long a spare thread (recv or stream) waits for work before it ends.
 const THREAD_IDLE: Duration = Duration::from_secs(5);
+
+/// How long every recv thread of a generation may be busy with none of their requests
+/// finished before the helper starts one more.
+pub(super) const STUCK_AFTER: Duration = Duration::from_millis(2);
+
+/// How long the helper ticks after the last time it saw a generation with no waiting thread.
+const HELPER_IDLE: Duration = Duration::from_millis(50);
+
+/// Recv threads a generation starts without waiting to see them stuck: two per core, which
+/// is also what the bare tiny_http floor of the benchmark runs.
+pub(super) fn min_threads() -> usize {
+    thread::available_parallelism().map_or(2, |n| n.get()) * 2
+}
 
 /// One generation: a `tiny_http::Server` on a clone of the listener, and the counts its recv
 /// threads share.
@@ -48,6 +68,8 @@ pub(super) struct Gen {
     pub(super) threads: AtomicUsize,
     /// Requests of this generation holding an in-flight slot.
     busy: AtomicUsize,
+    /// Requests served to the end (the helper's measure of progress).
+    served: AtomicU64,
 }
 
 impl Gen {
@@ -87,6 +109,7 @@ pub(super) fn start_generation(shared: &Arc<Shared>, token: &Sender<()>) -> io::
         idle: AtomicUsize::new(0),
         threads: AtomicUsize::new(0),
         busy: AtomicUsize::new(0),
+        served: AtomicU64::new(0),
     });
     add_thread(shared, &generation, token)?;
     shared.generations.fetch_add(1, Ordering::Relaxed);
@@ -129,15 +152,21 @@ fn recv_loop(shared: &Arc<Shared>, generation: &Arc<Gen>, token: &Sender<()>) {
             Ok(Some(rq)) => {
                 g.touch();
                 if g.idle.fetch_sub(1, Ordering::SeqCst) == 1 {
-                    // Nobody else is waiting: keep a taker for the requests behind this one.
-                    if let Err(e) = add_thread(shared, generation, token) {
-                        log::error!("cannot start a request thread: {e}");
+                    // Nobody else is waiting: keep a taker for the requests behind this one,
+                    // at once while there are few threads, else once these look stuck.
+                    if g.threads.load(Ordering::SeqCst) < shared.min_threads {
+                        if let Err(e) = add_thread(shared, generation, token) {
+                            log::error!("cannot start a request thread: {e}");
+                        }
+                    } else {
+                        wake_helper(shared);
                     }
                 }
                 let served = catch_unwind(AssertUnwindSafe(|| dispatch(shared, g, rq)));
                 if served.is_err() {
                     log::error!("serving a request panicked");
                 }
+                g.served.fetch_add(1, Ordering::SeqCst);
                 g.idle.fetch_add(1, Ordering::SeqCst);
                 idle_since = Instant::now();
             }
@@ -168,6 +197,84 @@ fn recv_loop(shared: &Arc<Shared>, generation: &Arc<Gen>, token: &Sender<()>) {
         g.idle.fetch_sub(1, Ordering::SeqCst);
     }
     g.threads.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Wakes the helper if it sleeps.
+fn wake_helper(shared: &Shared) {
+    if shared.helper.asleep.load(Ordering::SeqCst)
+        && shared.helper.asleep.swap(false, Ordering::SeqCst)
+    {
+        // Full means a wake-up is already pending.
+        let _ = shared.helper.wake.try_send(());
+    }
+}
+
+/// Starts the helper thread (see the module docs). It holds no exit token of its own: it
+/// borrows the one in `Helper::token` for each thread it starts, and that one is dropped at
+/// shutdown.
+pub(super) fn start_helper(shared: &Arc<Shared>, wake: Receiver<()>) -> io::Result<()> {
+    let s = shared.clone();
+    thread::Builder::new()
+        .name("mcp-http-helper".into())
+        .spawn(move || helper_loop(&s, &wake))
+        .map(|_| ())
+}
+
+fn helper_loop(shared: &Arc<Shared>, wake: &Receiver<()>) {
+    let h = &shared.helper;
+    let mut last: HashMap<usize, u64> = HashMap::new();
+    let mut starved_at = Instant::now();
+    loop {
+        let woke = if h.asleep.load(Ordering::SeqCst) {
+            last.clear();
+            wake.recv_timeout(POLL)
+        } else {
+            wake.recv_timeout(STUCK_AFTER)
+        };
+        if shared.stopping.load(Ordering::SeqCst)
+            || matches!(woke, Err(RecvTimeoutError::Disconnected))
+        {
+            return;
+        }
+        let gens: Vec<Arc<Gen>> = match shared.gens.lock() {
+            Ok(g) => g.iter().filter_map(|w| w.upgrade()).collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut now_served = HashMap::new();
+        let mut starving = false;
+        for g in &gens {
+            if g.retired.load(Ordering::SeqCst) || g.idle.load(Ordering::SeqCst) > 0 {
+                continue;
+            }
+            starving = true;
+            let key = Arc::as_ptr(g) as usize;
+            let served = g.served.load(Ordering::SeqCst);
+            if last.get(&key) == Some(&served) {
+                // No request finished for a whole tick and nobody waits: they are stuck.
+                let token = h.token.lock().ok().and_then(|t| t.clone());
+                if let Some(t) = token {
+                    if let Err(e) = add_thread(shared, g, &t) {
+                        log::error!("cannot start a request thread: {e}");
+                    }
+                }
+            }
+            now_served.insert(key, served);
+        }
+        last = now_served;
+        if starving {
+            starved_at = Instant::now();
+        } else if starved_at.elapsed() >= HELPER_IDLE {
+            h.asleep.store(true, Ordering::SeqCst);
+            // A thread that took the last waiting place before it saw the flag did not wake
+            // us: look once more.
+            let stuck = gens
+                .iter()
+                .any(|g| !g.retired.load(Ordering::SeqCst) && g.idle.load(Ordering::SeqCst) == 0);
+            if stuck && h.asleep.swap(false, Ordering::SeqCst) {
+                starved_at = Instant::now();
+            }
+        }
+    }
 }
 
 /// Starts the next generation after tiny_http's accept thread reported `e` and ended.
