@@ -9,7 +9,9 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{
+    Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak,
+};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -501,15 +503,24 @@ impl Outbound for LegacyOutbound {
     }
 }
 
-/// The live sessions, by id.
+/// The live sessions, by id. Every request looks its session up, so lookups share the lock.
 #[derive(Default)]
 pub(crate) struct Registry {
-    map: Mutex<HashMap<String, Arc<LegacySession>>>,
+    map: RwLock<HashMap<String, Arc<LegacySession>>>,
 }
 
 impl Registry {
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<String, Arc<LegacySession>>> {
+        // Each write is one insert or remove: a poisoned map is still consistent.
+        self.map.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<String, Arc<LegacySession>>> {
+        self.map.write().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn insert(&self, s: Arc<LegacySession>, cap: usize) -> bool {
-        let mut m = lock(&self.map);
+        let mut m = self.write();
         if m.len() >= cap {
             return false;
         }
@@ -518,20 +529,20 @@ impl Registry {
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<LegacySession>> {
-        lock(&self.map).get(id).cloned()
+        self.read().get(id).cloned()
     }
 
     pub fn remove(&self, id: &str) -> Option<Arc<LegacySession>> {
-        lock(&self.map).remove(id)
+        self.write().remove(id)
     }
 
     pub fn len(&self) -> usize {
-        lock(&self.map).len()
+        self.read().len()
     }
 
     /// Removes and returns sessions idle for longer than `idle` at `now`.
     pub fn expired(&self, now: Instant, idle: std::time::Duration) -> Vec<Arc<LegacySession>> {
-        let mut m = lock(&self.map);
+        let mut m = self.write();
         let dead: Vec<String> = m
             .values()
             .filter(|s| {
@@ -544,7 +555,7 @@ impl Registry {
     }
 
     pub fn drain(&self) -> Vec<Arc<LegacySession>> {
-        lock(&self.map).drain().map(|(_, s)| s).collect()
+        self.write().drain().map(|(_, s)| s).collect()
     }
 }
 

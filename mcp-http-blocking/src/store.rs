@@ -25,22 +25,32 @@ type Histories = HashMap<String, VecDeque<(u64, Vec<u8>)>>;
 #[derive(Debug)]
 pub struct MemoryEventStore {
     per_stream: usize,
-    streams: Mutex<Histories>,
+    /// Streams spread over several maps by a hash of their key, so the threads of different
+    /// sessions rarely meet on a lock (every answer of a resumable stream is appended).
+    shards: [Mutex<Histories>; SHARDS],
 }
+
+const SHARDS: usize = 16;
 
 impl MemoryEventStore {
     /// Keeps at most `per_stream` events of each stream (at least one).
     pub fn new(per_stream: usize) -> Self {
         MemoryEventStore {
             per_stream: per_stream.max(1),
-            streams: Mutex::new(HashMap::new()),
+            shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Histories> {
+    fn lock(&self, stream: &str) -> std::sync::MutexGuard<'_, Histories> {
+        // FNV-1a: the keys are ours (session id and stream number), no need for a keyed hash.
+        let h = stream.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
         // A panic while holding this lock cannot leave the map half-updated in a way that
         // matters (each operation is one insert or remove), so poisoning is ignored.
-        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+        self.shards[(h % SHARDS as u64) as usize]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -52,7 +62,7 @@ impl Default for MemoryEventStore {
 
 impl EventStore for MemoryEventStore {
     fn append(&self, stream: &str, seq: u64, event: &[u8]) {
-        let mut map = self.lock();
+        let mut map = self.lock(stream);
         let q = map.entry(stream.to_owned()).or_default();
         if q.len() >= self.per_stream {
             q.pop_front();
@@ -61,7 +71,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn after(&self, stream: &str, seq: u64) -> Vec<Vec<u8>> {
-        let map = self.lock();
+        let map = self.lock(stream);
         map.get(stream)
             .map(|q| {
                 q.iter()
@@ -73,7 +83,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn forget(&self, stream: &str) {
-        self.lock().remove(stream);
+        self.lock(stream).remove(stream);
     }
 }
 
