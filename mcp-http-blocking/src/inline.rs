@@ -131,6 +131,13 @@ impl Escape {
         }
     }
 
+    /// Runs `f` with `v` while the answer is still pending here, holding it so that it cannot
+    /// start elsewhere meanwhile; gives `v` back when it already started.
+    pub(crate) fn while_pending<T, R>(&self, v: T, f: impl FnOnce(T) -> R) -> Result<R, T> {
+        let pending = lock(&self.pending);
+        if pending.is_some() { Ok(f(v)) } else { Err(v) }
+    }
+
     /// Takes the answer back for the request's own thread; `None` when it started elsewhere.
     pub(crate) fn take(&self) -> Option<Deferred> {
         lock(&self.pending).take().map(|(_, d)| d)

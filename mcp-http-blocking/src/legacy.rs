@@ -65,6 +65,8 @@ struct State {
 
 pub(crate) struct Stream {
     pub no: u64,
+    /// A POST stream that carried one message, a request: its answer may go back as JSON.
+    single: bool,
     inner: Mutex<StreamInner>,
 }
 
@@ -76,6 +78,8 @@ struct StreamInner {
     /// The client can resume this stream (an SSE answer that began with a priming event id),
     /// so the server may let go of its connection early.
     pollable: bool,
+    /// Some message went out on the stream.
+    sent: bool,
     /// While the POST's requests are handled inline on its thread: the pending answer,
     /// started elsewhere by the first message that is not the stream's last (see `inline`).
     escape: Option<Arc<Escape>>,
@@ -107,7 +111,7 @@ impl LegacySession {
         store: Arc<dyn EventStore>,
     ) -> Arc<Self> {
         let mut streams = HashMap::new();
-        streams.insert(0, Arc::new(Stream::new(0, 0)));
+        streams.insert(0, Arc::new(Stream::new(0, 0, false)));
         Arc::new(LegacySession {
             id,
             kind,
@@ -176,10 +180,12 @@ impl LegacySession {
         self.seq.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Opens the stream of one POST carrying `ids`, attached to a fresh channel.
+    /// Opens the stream of one POST carrying `ids` (`single`: and nothing else), attached to
+    /// a fresh channel.
     pub fn open_post_stream(
         &self,
         ids: &[RequestId],
+        single: bool,
     ) -> Result<(Arc<Stream>, Attached), StreamError> {
         let mut st = lock(&self.state);
         if st.closed {
@@ -191,7 +197,7 @@ impl LegacySession {
         }
         let no = st.next_stream;
         st.next_stream += 1;
-        let stream = Arc::new(Stream::new(no, ids.len()));
+        let stream = Arc::new(Stream::new(no, ids.len(), single));
         for id in ids {
             st.routes.insert(id.clone(), no);
         }
@@ -351,15 +357,17 @@ impl State {
 }
 
 impl Stream {
-    fn new(no: u64, pending: usize) -> Self {
+    fn new(no: u64, pending: usize, single: bool) -> Self {
         Stream {
             no,
+            single,
             inner: Mutex::new(StreamInner {
                 tx: None,
                 generation: 0,
                 pending,
                 done: false,
                 pollable: false,
+                sent: false,
                 escape: None,
             }),
         }
@@ -425,13 +433,12 @@ impl Stream {
         is_answer: bool,
         resumable: bool,
     ) -> Result<bool, Closed> {
-        let escape = {
+        let (escape, final_escape) = {
             let mut i = lock(&self.inner);
             if is_answer && i.pending <= 1 {
-                i.escape = None;
-                None
+                (None, i.escape.take())
             } else {
-                i.escape.take()
+                (i.escape.take(), None)
             }
         };
         if let Some(e) = escape {
@@ -457,9 +464,8 @@ impl Stream {
             i.pending = i.pending.saturating_sub(1);
         }
         let last = is_answer && i.pending == 0;
-        if resumable {
-            sess.store.append(&sess.key(self.no), seq, &event);
-        }
+        let first = !i.sent;
+        i.sent = true;
         let frame = Frame {
             event,
             json,
@@ -470,9 +476,38 @@ impl Stream {
                 _ => None,
             },
         };
-        let delivered = match &i.tx {
-            Some(tx) => tx.send_timeout(frame, sess.cfg.send_timeout).is_ok(),
-            None => false,
+        let store = |f: &Frame| {
+            if resumable {
+                sess.store.append(&sess.key(self.no), seq, &f.event);
+            }
+        };
+        let send = |f: Frame, tx: &Option<Sender<Frame>>| match tx {
+            Some(tx) => tx
+                .send_timeout(f, sess.cfg.send_timeout)
+                .map_err(|e| e.into_inner()),
+            None => Err(f),
+        };
+        let quiet = final_escape.filter(|_| last && first && self.single);
+        let delivered = match quiet {
+            // The lone answer of a one-request POST whose answer nobody started elsewhere:
+            // the request's own thread sends it as plain JSON, so no event id reaches the
+            // client and there is nothing it could resume. Held so that it cannot start
+            // elsewhere meanwhile; such an answer is not kept in the store.
+            Some(e) => match e.while_pending(frame, |f| send(f, &i.tx)) {
+                Ok(Ok(())) => true,
+                Ok(Err(f)) => {
+                    store(&f);
+                    false
+                }
+                Err(f) => {
+                    store(&f);
+                    send(f, &i.tx).is_ok()
+                }
+            },
+            None => {
+                store(&frame);
+                send(frame, &i.tx).is_ok()
+            }
         };
         if !delivered {
             // A reader that does not keep up is cut off rather than buffered for; a resumable

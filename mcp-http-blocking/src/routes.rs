@@ -86,7 +86,7 @@ impl StreamableHttp {
             }
             return Reply::Now(HttpResponse::empty(202));
         }
-        let (stream, att) = match sess.open_post_stream(&ids) {
+        let (stream, att) = match sess.open_post_stream(&ids, single && ids.len() == 1) {
             Ok(x) => x,
             Err(StreamError::TooMany) => return Reply::Now(HttpResponse::empty(429)),
             Err(_) => return Reply::Now(session_not_found()),

@@ -45,10 +45,10 @@ pub(super) const STUCK_AFTER: Duration = Duration::from_millis(2);
 /// How long the helper ticks after the last time it saw a generation with no waiting thread.
 const HELPER_IDLE: Duration = Duration::from_millis(50);
 
-/// Recv threads a generation starts without waiting to see them stuck: two per core, which
-/// is also what the bare tiny_http floor of the benchmark runs.
+/// Recv threads a generation starts without waiting to see them stuck: one per core. More
+/// waiting threads only means that a request more often wakes a sleeping one.
 pub(super) fn min_threads() -> usize {
-    thread::available_parallelism().map_or(2, |n| n.get()) * 2
+    thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// One generation: a `tiny_http::Server` on a clone of the listener, and the counts its recv
