@@ -455,7 +455,8 @@ impl StreamableHttp {
         if let Some((v, None)) = parsed {
             return Reply::Now(unsupported_version(v, cfg.versions.supported_strings()));
         }
-        let body_is_modern = match &incoming {
+        // Parsing the params is not free: only done when the header does not tell.
+        let body_is_modern = || match &incoming {
             Incoming::Single(Message::Request(r)) => r
                 .params_value()
                 .get("_meta")
@@ -466,7 +467,7 @@ impl StreamableHttp {
             && !is_init
             && match parsed {
                 Some((_, Some(v))) => v.era() == Era::Modern,
-                _ => body_is_modern,
+                _ => body_is_modern(),
             };
         if modern {
             return self.post_modern(
