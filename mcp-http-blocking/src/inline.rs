@@ -57,10 +57,6 @@ pub(crate) enum Via {
 pub(crate) enum Reply {
     /// Write this response.
     Now(HttpResponse),
-    /// Write this response, then run the work on the same thread (a 2024-11-05 `/messages`
-    /// POST: the client gets its 202 before the handler runs, whose answer travels on the GET
-    /// stream).
-    Then(HttpResponse, Box<dyn FnOnce() + Send>),
     /// The response went to the [`Handoff`]; nothing to write here.
     Handed,
 }

@@ -54,8 +54,10 @@ impl StreamableHttp {
         if let Some(c) = claims {
             info = info.with_auth(c);
         }
-        if self.inner.watch.is_some() {
-            // Every request of this session can escape (see `inline`).
+        if self.inner.watch.is_some() && kind == Kind::Streamable {
+            // Every request of this session can escape (see `inline`). A 2024-11-05 session
+            // is not run inline: its POST is answered 202 once the message is delivered, and
+            // a client that sends the next message after that 202 relies on that order.
             info = info.with_blocking_handle();
         }
         let svc = self.inner.service.open(info, sess.outbound());
@@ -392,45 +394,26 @@ impl StreamableHttp {
         sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
     }
 
-    pub(crate) fn old_sse_post(&self, req: &HttpRequest, body: &mut dyn Read, via: &Via) -> Reply {
+    pub(crate) fn old_sse_post(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
         let Some(id) = req.query_param("sessionId") else {
-            return Reply::Now(err400("the sessionId query parameter is required"));
+            return err400("the sessionId query parameter is required");
         };
         let sess = match self.inner.sessions.get(id) {
             Some(s) if s.kind == Kind::OldSse => s,
-            _ => return Reply::Now(session_not_found()),
+            _ => return session_not_found(),
         };
         let bytes = match self.read_body(req, body) {
             Ok(b) => b,
-            Err(r) => return Reply::Now(r),
+            Err(r) => return r,
         };
         match decode_incoming(&bytes, false) {
             Ok(Incoming::Single(m)) => {
                 sess.touch();
-                // Everything is answered on the GET stream, which its own thread writes: the
-                // 202 goes out first, then the handler may run here for as long as it needs.
-                let accepted = HttpResponse::empty(202);
-                match (via, &self.inner.watch) {
-                    (Via::Inline(_), Some(_)) => {
-                        Reply::Then(accepted, Box::new(move || sess.deliver(m)))
-                    }
-                    (Via::Plain, Some(_)) => {
-                        if let Err(e) = thread::Builder::new()
-                            .name("mcp-http-deliver".into())
-                            .spawn(move || sess.deliver(m))
-                        {
-                            log::error!("cannot start a thread to deliver a message: {e}");
-                        }
-                        Reply::Now(accepted)
-                    }
-                    (_, None) => {
-                        sess.deliver(m);
-                        Reply::Now(accepted)
-                    }
-                }
+                sess.deliver(m);
+                HttpResponse::empty(202)
             }
-            Ok(Incoming::Batch(_)) => Reply::Now(err400("batches are not supported")),
-            Err(e) => Reply::Now(HttpResponse::json(400, e.to_response().to_vec())),
+            Ok(Incoming::Batch(_)) => err400("batches are not supported"),
+            Err(e) => HttpResponse::json(400, e.to_response().to_vec()),
         }
     }
 }

@@ -200,16 +200,6 @@ impl StreamableHttp {
     pub fn handle(&self, req: &HttpRequest, body: &mut dyn Read) -> HttpResponse {
         match self.handle_via(req, body, Via::Plain) {
             Reply::Now(r) => r,
-            Reply::Then(r, work) => {
-                // Not produced for a plain call; kept correct all the same.
-                if let Err(e) = thread::Builder::new()
-                    .name("mcp-http-deliver".into())
-                    .spawn(work)
-                {
-                    log::error!("cannot start a thread to deliver a message: {e}");
-                }
-                r
-            }
             Reply::Handed => HttpResponse::empty(500),
         }
     }
@@ -265,7 +255,7 @@ impl StreamableHttp {
             (v, _) => v,
         };
         let mut reply = self.route(req, body, via);
-        if let (Some(o), Reply::Now(r) | Reply::Then(r, _)) = (cors, &mut reply) {
+        if let (Some(o), Reply::Now(r)) = (cors, &mut reply) {
             cors_headers(r, o);
         }
         reply
@@ -321,7 +311,7 @@ impl StreamableHttp {
                 Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"))
             }
         } else if req.method == "POST" {
-            self.old_sse_post(req, body, &via)
+            Reply::Now(self.old_sse_post(req, body))
         } else {
             Reply::Now(HttpResponse::empty(405).with_header("Allow", "POST"))
         }

@@ -412,9 +412,8 @@ fn serve(shared: &Arc<Shared>, rq: tiny_http::Request, slot: InFlight<'_>) {
     let reply = shared
         .core
         .handle_inline(&head, &mut HeldBody(&held), handoff);
-    let (resp, then) = match reply {
-        Reply::Now(r) => (r, None),
-        Reply::Then(r, work) => (r, Some(work)),
+    let resp = match reply {
+        Reply::Now(r) => r,
         Reply::Handed => return,
     };
     if let Some(rq) = take(&held) {
@@ -425,9 +424,6 @@ fn serve(shared: &Arc<Shared>, rq: tiny_http::Request, slot: InFlight<'_>) {
                 stream(shared, move || write_response(rq, resp, http10));
             }
         }
-    }
-    if let Some(work) = then {
-        work();
     }
 }
 
