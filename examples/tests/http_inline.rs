@@ -1,8 +1,9 @@
 //! Handlers that run on the HTTP request's own thread (`HttpServer` opens its sessions with
 //! `handle_may_block`), over real sockets: a quick handler is answered as plain JSON, a
 //! handler that sends more progress notifications than a stream's channel holds gets them all
-//! through, a legacy handler that asks the client to sample gets its answer, and a handler
-//! that blocks does not hold up requests on other connections.
+//! through, a legacy handler that asks the client to sample gets its answer, a handler that
+//! blocks does not hold up requests on other connections, and a silent 2026-07-28 handler
+//! still learns that its client hung up.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -290,4 +291,81 @@ fn a_quick_inline_handler_is_answered_with_plain_json_in_both_eras() {
     let v: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(v["id"], 3);
     assert_eq!(v["result"]["content"][0]["text"], "hi");
+}
+
+/// A 2026-07-28 handler that sends nothing and runs past the JSON window: the watchdog starts
+/// its SSE answer, whose keep-alives notice the client hanging up, which cancels the handler
+/// still running on the request's thread.
+#[test]
+fn a_silent_inline_handler_is_cancelled_when_its_2026_client_hangs_up() {
+    let (cancelled_tx, cancelled) = bounded::<&'static str>(1);
+    let (started_tx, started) = bounded::<()>(1);
+    let server = Server::builder("inline-cancel", "1.0.0")
+        .tool(Tool::new("linger", move |_: NoArgs, ctx: &Context| {
+            let _ = started_tx.send(());
+            // Keep the sender alive: with it gone, the wait would end at once.
+            let (_keep, pace) = bounded::<()>(0);
+            for _ in 0..20_000 {
+                if ctx.is_cancelled() {
+                    let _ = cancelled_tx.send("cancelled");
+                    return Ok::<_, Error>("cancelled");
+                }
+                let _ = pace.recv_timeout(Duration::from_millis(1));
+            }
+            let _ = cancelled_tx.send("never cancelled");
+            Ok("done")
+        }))
+        .build()
+        .expect("the server builds");
+    let cfg = HttpConfig {
+        json_window: Duration::from_millis(20),
+        keepalive: Duration::from_millis(20),
+        ..HttpConfig::default()
+    };
+    let h = HttpServer::builder()
+        .config(cfg)
+        .build(server)
+        .expect("binds")
+        .spawn()
+        .expect("starts");
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+    "name": "linger", "arguments": {},
+    "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    }}})
+    .to_string();
+    let mut s = TcpStream::connect(h.local_addr()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: tools/call\r\nMcp-Name: linger\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    started
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the handler starts");
+    // The SSE head arrives while the handler still runs.
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 200"), "{line}");
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        if line.trim_end().is_empty() {
+            break;
+        }
+        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-type:") {
+            assert_eq!(v.trim(), "text/event-stream");
+        }
+    }
+    drop(r);
+    assert_eq!(
+        cancelled.recv_timeout(Duration::from_secs(15)),
+        Ok("cancelled")
+    );
 }
