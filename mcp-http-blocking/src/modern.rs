@@ -2,12 +2,14 @@
 //! for it, delivers the one message, relays what the service sends about it, and closes the
 //! session after the answer, or when the client hangs up (which is the cancellation).
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes};
 use mcp_core::service::{Closed, Outbound};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::http::{Frame, HttpRequest, HttpResponse, sse_event};
@@ -96,6 +98,45 @@ impl Outbound for ExchangeOutbound {
     }
 }
 
+/// What the header checks read from a message's params, borrowed where the text allows: the
+/// params (a tool's arguments, say) are not parsed into a `Value` for it.
+#[derive(Deserialize, Default)]
+struct Head<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<MetaHead<'a>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct MetaHead<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    version: Option<Cow<'a, str>>,
+}
+
+/// The [`Head`] of some params; when they do not fit its types (a name that is not a string,
+/// a duplicate key, no object at all), read the way a `Value` reads them, where anything that
+/// is not a string counts as absent.
+fn head<'a>(typed: Result<Head<'a>, serde_json::Error>, value: impl FnOnce() -> Value) -> Head<'a> {
+    if let Ok(h) = typed {
+        return h;
+    }
+    let v = value();
+    let text = |x: Option<&Value>| x.and_then(Value::as_str).map(|s| Cow::Owned(s.to_owned()));
+    Head {
+        meta: Some(MetaHead {
+            version: text(
+                v.get("_meta")
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")),
+            ),
+        }),
+        name: text(v.get("name")),
+        uri: text(v.get("uri")),
+    }
+}
+
 /// The HTTP status of a 2026-07-28 error answer sent as JSON.
 pub(crate) fn status_for(code: Option<i64>) -> u16 {
     match code {
@@ -120,17 +161,14 @@ pub(crate) fn check_headers(
     header_version: &str,
 ) -> Result<(), HttpResponse> {
     let id = msg.id().cloned();
-    let (method, params) = match msg {
-        Message::Request(r) => (r.method.as_str(), r.params_value()),
-        Message::Notification(n) => (n.method.as_str(), n.params_value()),
+    let (method, head) = match msg {
+        Message::Request(r) => (r.method.as_str(), head(r.params(), || r.params_value())),
+        Message::Notification(n) => (n.method.as_str(), head(n.params(), || n.params_value())),
         // Responses carry no method; nothing to compare.
         _ => return Ok(()),
     };
     if let Message::Request(_) = msg {
-        let meta_version = params
-            .get("_meta")
-            .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-            .and_then(Value::as_str);
+        let meta_version = head.meta.as_ref().and_then(|m| m.version.as_deref());
         if meta_version != Some(header_version) {
             return Err(mismatch(
                 id,
@@ -157,7 +195,11 @@ pub(crate) fn check_headers(
         _ => None,
     };
     if let Some(key) = name_key {
-        let body_name = params.get(key).and_then(Value::as_str);
+        let body_name = if key == "name" {
+            head.name.as_deref()
+        } else {
+            head.uri.as_deref()
+        };
         match req.header("Mcp-Name").map(decode_header_value) {
             Some(Some(h)) if Some(h.as_str()) == body_name => {}
             Some(Some(h)) => {
