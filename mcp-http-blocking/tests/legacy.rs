@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::*;
@@ -19,6 +20,29 @@ fn start(cfg: HttpConfig) -> (ServerHandle, std::sync::Arc<Ctl>) {
         .spawn()
         .unwrap();
     (h, ctl)
+}
+
+type Header<'a> = (&'a str, &'a str);
+
+/// POSTs `body` in the session and opens its SSE answer.
+fn post_stream(a: SocketAddr, sid: Header<'_>, pv: Header<'_>, body: &[u8]) -> SseClient {
+    SseClient::open(a, "POST", "/mcp", &[ACCEPT_BOTH, JSON_CT, sid, pv], body)
+}
+
+/// Resumes a stream of the session with `Last-Event-ID: last`.
+fn resume(a: SocketAddr, sid: Header<'_>, pv: Header<'_>, last: &str) -> SseClient {
+    SseClient::open(
+        a,
+        "GET",
+        "/mcp",
+        &[
+            ("Accept", "text/event-stream"),
+            sid,
+            pv,
+            ("Last-Event-ID", last),
+        ],
+        b"",
+    )
 }
 
 fn init(h: &ServerHandle, version: &str) -> String {
@@ -335,13 +359,7 @@ fn the_server_may_end_a_post_stream_early_and_the_client_resumes_it() {
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     let pv = ("MCP-Protocol-Version", "2025-11-25");
-    let mut s = SseClient::open(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
-        &rpc(7, "poll", json!({})),
-    );
+    let mut s = post_stream(a, sid_h, pv, &rpc(7, "poll", json!({})));
     assert_eq!(s.status, 200);
     let priming = s.next().unwrap();
     assert!(priming.data.is_empty() && priming.id.is_some());
@@ -358,18 +376,7 @@ fn the_server_may_end_a_post_stream_early_and_the_client_resumes_it() {
     // The answer is produced while nobody is connected, and replayed on resumption.
     ctl.go_tx.send(()).unwrap();
     assert!(ctl.wait_for("sent", Duration::from_secs(10)).is_some());
-    let mut r = SseClient::open(
-        a,
-        "GET",
-        "/mcp",
-        &[
-            ("Accept", "text/event-stream"),
-            sid_h,
-            pv,
-            ("Last-Event-ID", priming.id.as_deref().unwrap()),
-        ],
-        b"",
-    );
+    let mut r = resume(a, sid_h, pv, priming.id.as_deref().unwrap());
     assert_eq!(r.status, 200);
     let got: Vec<String> = std::iter::from_fn(|| r.next()).map(|e| e.data).collect();
     assert_eq!(got.len(), 1, "{got:?}");
@@ -385,13 +392,7 @@ fn a_stream_the_client_cannot_resume_is_not_ended_early() {
     let sid = init(&h, "2025-06-18");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     let pv = ("MCP-Protocol-Version", "2025-06-18");
-    let mut s = SseClient::open(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
-        &rpc(8, "poll", json!({})),
-    );
+    let mut s = post_stream(a, sid_h, pv, &rpc(8, "poll", json!({})));
     assert_eq!(
         ctl.wait_for("released:", Duration::from_secs(10))
             .as_deref(),
@@ -413,13 +414,7 @@ fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     let pv = ("MCP-Protocol-Version", "2025-11-25");
-    let mut s = SseClient::open(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
-        &rpc(5, "gated", json!({})),
-    );
+    let mut s = post_stream(a, sid_h, pv, &rpc(5, "gated", json!({})));
     let priming = s.next().unwrap();
     assert!(priming.data.is_empty());
     let first = s.next().unwrap();
@@ -429,18 +424,7 @@ fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
     ctl.go_tx.send(()).unwrap();
     assert!(ctl.wait_for("sent", Duration::from_secs(10)).is_some());
     let last_id = first.id.clone().unwrap();
-    let mut r = SseClient::open(
-        a,
-        "GET",
-        "/mcp",
-        &[
-            ("Accept", "text/event-stream"),
-            sid_h,
-            pv,
-            ("Last-Event-ID", &last_id),
-        ],
-        b"",
-    );
+    let mut r = resume(a, sid_h, pv, &last_id);
     assert_eq!(r.status, 200);
     let mut got = Vec::new();
     while let Some(e) = r.next() {
@@ -450,18 +434,7 @@ fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
     assert!(got[0].data.contains(r#""progress":2"#));
     assert!(got[1].data.contains(r#""gated":true"#));
     // Resuming from the priming event replays everything of that stream, once, in order.
-    let mut r = SseClient::open(
-        a,
-        "GET",
-        "/mcp",
-        &[
-            ("Accept", "text/event-stream"),
-            sid_h,
-            pv,
-            ("Last-Event-ID", priming.id.as_deref().unwrap()),
-        ],
-        b"",
-    );
+    let mut r = resume(a, sid_h, pv, priming.id.as_deref().unwrap());
     let mut all = Vec::new();
     while let Some(e) = r.next() {
         all.push(e.data);
