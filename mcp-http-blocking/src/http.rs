@@ -149,12 +149,15 @@ pub enum StreamEnd {
     ClientGone,
 }
 
-/// One frame on a stream's channel: the SSE event bytes plus what the core needs to decide
-/// between a JSON and an SSE answer.
+/// One frame on a stream's channel: a message plus what the core needs to decide between a
+/// JSON and an SSE answer. The SSE event is built only when it is needed (most answers go back
+/// as plain JSON).
 #[derive(Debug, Clone)]
 pub(crate) struct Frame {
-    /// The complete SSE event (`id:`/`data:` lines and the blank line).
-    pub event: Vec<u8>,
+    /// The SSE event's `id:` and `event:` lines, if any.
+    pub sse_head: Option<Box<str>>,
+    /// The complete SSE event, once something needed it.
+    pub event: Option<Vec<u8>>,
     /// The JSON-RPC message alone.
     pub json: Vec<u8>,
     /// True for the last message of the stream.
@@ -163,6 +166,21 @@ pub(crate) struct Frame {
     pub is_response: bool,
     /// The error code, when the message is an error response.
     pub error_code: Option<i64>,
+}
+
+impl Frame {
+    /// The message as one SSE event, built once.
+    pub fn event(&mut self) -> &[u8] {
+        let (head, json) = (&self.sse_head, &self.json);
+        self.event
+            .get_or_insert_with(|| sse_event_after(head.as_deref().unwrap_or(""), json))
+    }
+
+    /// The message as one SSE event.
+    pub fn into_event(mut self) -> Vec<u8> {
+        self.event();
+        self.event.unwrap_or_default()
+    }
 }
 
 /// What [`SseBody::next_event`] produced.
@@ -219,7 +237,7 @@ impl SseBody {
             return SseNext::End;
         };
         match rx.recv_timeout(self.keepalive) {
-            Ok(f) => SseNext::Event(f.event),
+            Ok(f) => SseNext::Event(f.into_event()),
             Err(RecvTimeoutError::Timeout) => SseNext::Idle,
             Err(RecvTimeoutError::Disconnected) => SseNext::End,
         }
@@ -244,17 +262,29 @@ impl Drop for SseBody {
 
 /// Encodes one SSE event. `data` must not contain a newline (our JSON never does).
 pub(crate) fn sse_event(id: Option<&str>, event: Option<&str>, data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() + 48);
+    sse_event_after(&sse_head(id, event), data)
+}
+
+/// The `id:` and `event:` lines of an SSE event (empty when it has neither).
+pub(crate) fn sse_head(id: Option<&str>, event: Option<&str>) -> String {
+    let mut out = String::new();
     if let Some(id) = id {
-        out.extend_from_slice(b"id: ");
-        out.extend_from_slice(id.as_bytes());
-        out.push(b'\n');
+        out.push_str("id: ");
+        out.push_str(id);
+        out.push('\n');
     }
     if let Some(ev) = event {
-        out.extend_from_slice(b"event: ");
-        out.extend_from_slice(ev.as_bytes());
-        out.push(b'\n');
+        out.push_str("event: ");
+        out.push_str(ev);
+        out.push('\n');
     }
+    out
+}
+
+/// An SSE event made of its `head` lines (see [`sse_head`]) and one `data:` line.
+fn sse_event_after(head: &str, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(head.len() + data.len() + 8);
+    out.extend_from_slice(head.as_bytes());
     out.extend_from_slice(b"data: ");
     out.extend_from_slice(data);
     out.extend_from_slice(b"\n\n");

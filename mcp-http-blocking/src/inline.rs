@@ -32,8 +32,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use crate::config::HttpConfig;
-use crate::http::{Frame, HttpResponse};
-use crate::routes::answer;
+use crate::http::{Frame, HttpResponse, StreamEnd};
+use crate::modern::{ExchangeOutbound, Opened};
+use crate::routes::{answer, json_answer};
 use crate::transport::{Answer, OnEnd};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,11 +65,19 @@ pub(crate) enum Reply {
 /// Adds something to a response (a CORS header, the session id of a new session).
 type Decorate = Box<dyn FnOnce(&mut HttpResponse) + Send>;
 
+/// Where a [`Deferred`] answer's messages come from.
+pub(crate) enum Frames {
+    /// A stream's channel.
+    Channel(Receiver<Frame>),
+    /// A 2026-07-28 exchange, which makes its channel only when the answer needs one.
+    Exchange(Arc<ExchangeOutbound>),
+}
+
 /// The part of an answer that may run on any thread: waits for the stream's first message and
 /// turns the channel into a JSON or SSE response.
 pub(crate) struct Deferred {
     cfg: Arc<HttpConfig>,
-    rx: Receiver<Frame>,
+    frames: Frames,
     answer: Answer,
     on_end: OnEnd,
     window: Duration,
@@ -76,11 +85,11 @@ pub(crate) struct Deferred {
 }
 
 impl Deferred {
-    pub(crate) fn new(cfg: Arc<HttpConfig>, rx: Receiver<Frame>, a: Answer, on_end: OnEnd) -> Self {
+    pub(crate) fn new(cfg: Arc<HttpConfig>, frames: Frames, a: Answer, on_end: OnEnd) -> Self {
         let window = cfg.json_window;
         Deferred {
             cfg,
-            rx,
+            frames,
             answer: a,
             on_end,
             window,
@@ -95,7 +104,21 @@ impl Deferred {
 
     /// Produces the response.
     pub(crate) fn run(self) -> HttpResponse {
-        let mut resp = answer(&self.cfg, self.rx, self.answer, self.on_end, self.window);
+        let rx = match self.frames {
+            Frames::Channel(rx) => rx,
+            Frames::Exchange(x) => match x.open() {
+                Opened::Channel(rx) => rx,
+                Opened::Final(f) => {
+                    (self.on_end)(StreamEnd::Completed);
+                    let mut resp = json_answer(self.answer.modern, f);
+                    for f in self.decorate {
+                        f(&mut resp);
+                    }
+                    return resp;
+                }
+            },
+        };
+        let mut resp = answer(&self.cfg, rx, self.answer, self.on_end, self.window);
         for f in self.decorate {
             f(&mut resp);
         }

@@ -20,7 +20,7 @@ use mcp_core::service::{Closed, Outbound, Session};
 use mcp_core::version::ProtocolVersion;
 
 use crate::config::HttpConfig;
-use crate::http::{Frame, StreamEnd, sse_event};
+use crate::http::{Frame, StreamEnd, sse_head};
 use crate::inline::Escape;
 use crate::store::EventStore;
 
@@ -455,10 +455,9 @@ impl Stream {
         let json = msg.to_vec();
         let seq = sess.next_seq();
         let id = resumable.then(|| format!("{}-{}", self.no, seq));
-        let event = sse_event(
+        let head = sse_head(
             id.as_deref(),
             (sess.kind == Kind::OldSse).then_some("message"),
-            &json,
         );
         if is_answer {
             i.pending = i.pending.saturating_sub(1);
@@ -467,7 +466,8 @@ impl Stream {
         let first = !i.sent;
         i.sent = true;
         let frame = Frame {
-            event,
+            sse_head: (!head.is_empty()).then(|| head.into_boxed_str()),
+            event: None,
             json,
             last,
             is_response: msg.is_response(),
@@ -476,9 +476,9 @@ impl Stream {
                 _ => None,
             },
         };
-        let store = |f: &Frame| {
+        let store = |f: &mut Frame| {
             if resumable {
-                sess.store.append(&sess.key(self.no), seq, &f.event);
+                sess.store.append(&sess.key(self.no), seq, f.event());
             }
         };
         let send = |f: Frame, tx: &Option<Sender<Frame>>| match tx {
@@ -495,17 +495,18 @@ impl Stream {
             // elsewhere meanwhile; such an answer is not kept in the store.
             Some(e) => match e.while_pending(frame, |f| send(f, &i.tx)) {
                 Ok(Ok(())) => true,
-                Ok(Err(f)) => {
-                    store(&f);
+                Ok(Err(mut f)) => {
+                    store(&mut f);
                     false
                 }
-                Err(f) => {
-                    store(&f);
+                Err(mut f) => {
+                    store(&mut f);
                     send(f, &i.tx).is_ok()
                 }
             },
             None => {
-                store(&frame);
+                let mut frame = frame;
+                store(&mut frame);
                 send(frame, &i.tx).is_ok()
             }
         };

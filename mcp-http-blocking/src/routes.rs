@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::config::HttpConfig;
 use crate::http::{Frame, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts, sse_event};
-use crate::inline::{Deferred, Escape, Reply, Via};
+use crate::inline::{Deferred, Escape, Frames, Reply, Via};
 use crate::legacy::{Kind, LegacySession, StreamError, parse_event_id, priming_event};
 use crate::modern::{ExchangeOutbound, check_headers, status_for};
 use crate::transport::{
@@ -144,7 +144,7 @@ impl StreamableHttp {
             modern: false,
             prefix,
         };
-        let deferred = Deferred::new(self.inner.cfg.clone(), rx, a, on_end);
+        let deferred = Deferred::new(self.inner.cfg.clone(), Frames::Channel(rx), a, on_end);
         match (via, &self.inner.watch) {
             (Via::Inline(handoff), Some(watch)) => {
                 let escape = Escape::new(handoff, deferred);
@@ -213,7 +213,7 @@ impl StreamableHttp {
             Message::Request(r) => Some(r.id.clone()),
             _ => None,
         };
-        let (out, rx) = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
+        let out = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
         let mut info =
             SessionInfo::new(TransportKind::StreamableHttp).with_protocol_version(version);
         if let Some(c) = claims {
@@ -247,7 +247,7 @@ impl StreamableHttp {
             modern: true,
             prefix: Vec::new(),
         };
-        let deferred = Deferred::new(cfg.clone(), rx, a, on_end);
+        let deferred = Deferred::new(cfg.clone(), Frames::Exchange(out.clone()), a, on_end);
         let Some((handoff, watch)) = inline else {
             session.handle(msg);
             return Reply::Now(deferred.run());
@@ -418,6 +418,16 @@ impl StreamableHttp {
     }
 }
 
+/// A lone final answer as a JSON response.
+pub(crate) fn json_answer(modern: bool, f: Frame) -> HttpResponse {
+    let status = if modern {
+        status_for(f.error_code)
+    } else {
+        200
+    };
+    HttpResponse::json(status, f.json)
+}
+
 /// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
 /// JSON, or when the answer arrives alone within the JSON window; SSE otherwise. `window` is what is left of that window.
 pub(crate) fn answer(
@@ -427,14 +437,8 @@ pub(crate) fn answer(
     on_end: OnEnd,
     window: Duration,
 ) -> HttpResponse {
-    let json_of = |f: Frame| {
-        let status = if a.modern {
-            status_for(f.error_code)
-        } else {
-            200
-        };
-        HttpResponse::json(status, f.json)
-    };
+    let modern = a.modern;
+    let json_of = |f: Frame| json_answer(modern, f);
     if !a.accept_sse {
         let deadline = Instant::now() + cfg.request_timeout;
         let mut answers = Vec::new();
@@ -487,7 +491,7 @@ pub(crate) fn answer(
             json_of(f)
         }
         Ok(f) => {
-            initial.push(f.event);
+            initial.push(f.into_event());
             sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
         }
         Err(RecvTimeoutError::Timeout) => {
