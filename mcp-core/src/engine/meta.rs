@@ -188,12 +188,18 @@ pub(crate) fn ensure_result_type(result: Box<RawValue>) -> Box<RawValue> {
     let Some(rest) = text.strip_prefix('{') else {
         return result;
     };
-    match serde_json::from_str::<Head>(text) {
-        Ok(Head {
-            result_type: Some(_),
-        })
-        | Err(_) => return result,
-        Ok(_) => {}
+    // Where the key appears nowhere in the text it is not at the top: no need to parse. (A
+    // key written with escapes, `"result\u0054ype"`, would not match, so the parse decides
+    // whenever the plain spelling is absent but a backslash is present.)
+    let maybe_there = text.contains("\"resultType\"") || text.contains('\\');
+    if maybe_there {
+        match serde_json::from_str::<Head>(text) {
+            Ok(Head {
+                result_type: Some(_),
+            })
+            | Err(_) => return result,
+            Ok(_) => {}
+        }
     }
     let spliced = if rest.trim_start().starts_with('}') {
         r#"{"resultType":"complete"}"#.to_owned()
@@ -271,6 +277,9 @@ mod tests {
         assert_eq!(r.get(), r#"{"resultType":"complete"}"#);
         let kept = r#"{"resultType":"input_required","requestState":"s"}"#;
         assert_eq!(ensure_result_type(raw(kept)).get(), kept);
+        // A key spelled with an escape is the same key.
+        let escaped = r#"{"result\u0054ype":"input_required"}"#;
+        assert_eq!(ensure_result_type(raw(escaped)).get(), escaped);
         // A nested resultType does not count.
         let nested = ensure_result_type(raw(r#"{"x":{"resultType":"y"}}"#));
         assert_eq!(result_type(&nested), "complete");
