@@ -201,11 +201,15 @@ pub(crate) fn ensure_result_type(result: Box<RawValue>) -> Box<RawValue> {
             Ok(_) => {}
         }
     }
-    let spliced = if rest.trim_start().starts_with('}') {
-        r#"{"resultType":"complete"}"#.to_owned()
+    const KEY: &str = r#"{"resultType":"complete""#;
+    let mut spliced = String::with_capacity(KEY.len() + 1 + rest.len());
+    spliced.push_str(KEY);
+    if rest.trim_start().starts_with('}') {
+        spliced.push('}');
     } else {
-        format!(r#"{{"resultType":"complete",{rest}"#)
-    };
+        spliced.push(',');
+        spliced.push_str(rest);
+    }
     RawValue::from_string(spliced).unwrap_or(result)
 }
 
