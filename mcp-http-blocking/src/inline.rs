@@ -5,8 +5,9 @@
 //! wake-ups and context switches, the larger part of a small request's cost on a busy machine.
 //! So the server (see [`crate::HttpServer`]) opens its sessions with
 //! `SessionInfo::handle_may_block`, and the service may run a handler inside
-//! `Session::handle`, on the request's own thread; the answer is then already in the stream's
-//! channel when `handle` returns, and goes back as JSON with no hand-off at all.
+//! `Session::handle`, on the request's own thread; the answer is then already there when
+//! `handle` returns (in the stream's channel, or for a 2026-07-28 exchange kept aside with no
+//! channel made at all), and goes back as JSON with no hand-off.
 //!
 //! The hazard: while the handler runs, nobody writes the response. A handler that sends more
 //! progress notifications than the stream's channel holds would stall, and one that asks the
