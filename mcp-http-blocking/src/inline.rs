@@ -105,22 +105,25 @@ impl Deferred {
 
     /// Produces the response.
     pub(crate) fn run(self) -> HttpResponse {
-        let rx = match self.frames {
-            Frames::Channel(rx) => rx,
+        let Deferred {
+            cfg,
+            frames,
+            answer: a,
+            on_end,
+            window,
+            decorate,
+        } = self;
+        let mut resp = match frames {
+            Frames::Channel(rx) => answer(&cfg, rx, a, on_end, window),
             Frames::Exchange(x) => match x.open() {
-                Opened::Channel(rx) => rx,
+                Opened::Channel(rx) => answer(&cfg, rx, a, on_end, window),
                 Opened::Final(f) => {
-                    (self.on_end)(StreamEnd::Completed);
-                    let mut resp = json_answer(self.answer.modern, f);
-                    for f in self.decorate {
-                        f(&mut resp);
-                    }
-                    return resp;
+                    on_end(StreamEnd::Completed);
+                    json_answer(a.modern, f)
                 }
             },
         };
-        let mut resp = answer(&self.cfg, rx, self.answer, self.on_end, self.window);
-        for f in self.decorate {
+        for f in decorate {
             f(&mut resp);
         }
         resp

@@ -465,7 +465,7 @@ impl Stream {
         let last = is_answer && i.pending == 0;
         let first = !i.sent;
         i.sent = true;
-        let frame = Frame {
+        let mut frame = Frame {
             sse_head: (!head.is_empty()).then(|| head.into_boxed_str()),
             event: None,
             json,
@@ -505,7 +505,6 @@ impl Stream {
                 }
             },
             None => {
-                let mut frame = frame;
                 store(&mut frame);
                 send(frame, &i.tx).is_ok()
             }
