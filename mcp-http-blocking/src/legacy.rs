@@ -8,7 +8,7 @@
 //! live) cannot lose or repeat an event.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{
     Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak,
 };
@@ -67,6 +67,9 @@ pub(crate) struct Stream {
     pub no: u64,
     /// A POST stream that carried one message, a request: its answer may go back as JSON.
     single: bool,
+    /// Some event of the stream went to the event store (most answers go back as plain JSON
+    /// and leave nothing there to forget).
+    stored: AtomicBool,
     inner: Mutex<StreamInner>,
 }
 
@@ -281,8 +284,9 @@ impl LegacySession {
             st.finished.push_back(stream.no);
             while st.finished.len() > KEEP_FINISHED_STREAMS {
                 if let Some(old) = st.finished.pop_front() {
-                    st.streams.remove(&old);
-                    self.store.forget(&self.key(old));
+                    if st.streams.remove(&old).is_some_and(|s| s.stored()) {
+                        self.store.forget(&self.key(old));
+                    }
                 }
             }
         }
@@ -335,7 +339,9 @@ impl LegacySession {
                 i.tx = None;
                 i.done = true;
             }
-            self.store.forget(&self.key(s.no));
+            if s.stored() {
+                self.store.forget(&self.key(s.no));
+            }
         }
         if let Some(s) = self.service.get() {
             s.close();
@@ -361,6 +367,7 @@ impl Stream {
         Stream {
             no,
             single,
+            stored: AtomicBool::new(false),
             inner: Mutex::new(StreamInner {
                 tx: None,
                 generation: 0,
@@ -371,6 +378,10 @@ impl Stream {
                 escape: None,
             }),
         }
+    }
+
+    fn stored(&self) -> bool {
+        self.stored.load(Ordering::Relaxed)
     }
 
     /// Registers the pending answer of the POST that opened the stream.
@@ -478,6 +489,7 @@ impl Stream {
         };
         let store = |f: &mut Frame| {
             if resumable {
+                self.stored.store(true, Ordering::Relaxed);
                 sess.store.append(&sess.key(self.no), seq, f.event());
             }
         };
@@ -603,4 +615,82 @@ pub(crate) fn parse_event_id(s: &str) -> Option<(u64, u64)> {
 /// A priming event: an id (the stream's cursor start) and empty data, plus the retry hint.
 pub(crate) fn priming_event(no: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
     format!("id: {no}-{seq}\nretry: {retry_ms}\ndata: \n\n").into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_core::jsonrpc::Response;
+
+    /// Counts what the session asks of its store.
+    #[derive(Default)]
+    struct Counting {
+        appended: Mutex<Vec<String>>,
+        forgotten: Mutex<Vec<String>>,
+    }
+
+    impl EventStore for Counting {
+        fn append(&self, stream: &str, _seq: u64, _event: &[u8]) {
+            lock(&self.appended).push(stream.to_owned());
+        }
+        fn after(&self, _stream: &str, _seq: u64) -> Vec<Vec<u8>> {
+            Vec::new()
+        }
+        fn forget(&self, stream: &str) {
+            lock(&self.forgotten).push(stream.to_owned());
+        }
+    }
+
+    fn answer(id: i64) -> Message {
+        Message::Response(Response::new(RequestId::from(id), &serde_json::json!({})).unwrap())
+    }
+
+    /// Opens a one-request POST stream and answers it; `quiet`: as a lone JSON answer whose
+    /// POST still holds its response (nothing is stored), else as a resumable SSE stream.
+    fn exchange(sess: &LegacySession, id: i64, quiet: bool) {
+        let (stream, att) = sess.open_post_stream(&[RequestId::from(id)], true).unwrap();
+        let rx = att.rx.unwrap();
+        let escape = quiet.then(|| {
+            let deferred = crate::inline::Deferred::new(
+                sess.cfg.clone(),
+                crate::inline::Frames::Channel(bounded(1).1),
+                crate::transport::Answer {
+                    accept_sse: true,
+                    single: true,
+                    modern: false,
+                    prefix: Vec::new(),
+                },
+                Box::new(|_| {}),
+            );
+            let e = Escape::new(Box::new(|_| {}), deferred);
+            stream.set_escape(e.clone());
+            e
+        });
+        sess.route(answer(id), None).unwrap();
+        assert!(rx.try_recv().unwrap().last);
+        drop(escape);
+    }
+
+    #[test]
+    fn finished_streams_leave_the_store_only_when_they_put_something_there() {
+        let store = Arc::new(Counting::default());
+        let sess = LegacySession::new(
+            "s".into(),
+            Kind::Streamable,
+            Arc::new(HttpConfig::default()),
+            store.clone(),
+        );
+        // Streams 1..=10 are SSE (stored), 11..=80 quiet JSON answers (not stored).
+        for id in 1..=80 {
+            exchange(&sess, id, id > 10);
+        }
+        assert_eq!(lock(&store.appended).len(), 10);
+        // 80 finished, 64 kept: streams 1..=16 left, and only the stored ones are forgotten.
+        let forgotten = lock(&store.forgotten).clone();
+        let expected: Vec<String> = (1..=10).map(|n| format!("s/{n}")).collect();
+        assert_eq!(forgotten, expected);
+        sess.close();
+        // Closing forgets nothing more: the kept streams stored nothing.
+        assert_eq!(lock(&store.forgotten).len(), 10);
+    }
 }
