@@ -16,7 +16,7 @@ use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::url::{Url, parse_form};
-use mcp_http_blocking::oauth::{OAuthConfig, OAuthProvider, Pkce};
+use mcp_http_blocking::oauth::{AuthStore, OAuthConfig, OAuthProvider, Pkce, SavedAuth};
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
 
@@ -206,10 +206,13 @@ fn handle(
 struct Rs {
     tokens: Tokens,
     required: Mutex<Vec<String>>,
+    /// Every bearer token presented.
+    presented: Mutex<Vec<String>>,
 }
 
 impl Authorizer for Rs {
     fn authorize(&self, token: &str, _resource: &str) -> Result<Value, AuthError> {
+        self.presented.lock().unwrap().push(token.to_owned());
         let tokens = self.tokens.lock().unwrap();
         let scopes = tokens
             .get(token)
@@ -237,6 +240,7 @@ fn setup() -> Setup {
     let rs = Arc::new(Rs {
         tokens,
         required: Mutex::new(vec!["mcp:read".into()]),
+        presented: Mutex::default(),
     });
     let server = HttpServer::builder()
         .bind("127.0.0.1:0")
@@ -411,5 +415,133 @@ fn a_redirect_with_another_state_is_refused() {
     assert!(
         s.as_.seen("POST /token").is_empty(),
         "the code was not redeemed"
+    );
+}
+
+/// A store in memory, shared by the "runs" of a test.
+#[derive(Default)]
+struct MemStore(Mutex<Option<SavedAuth>>);
+
+impl AuthStore for MemStore {
+    fn load(&self) -> Option<SavedAuth> {
+        self.0.lock().unwrap().clone()
+    }
+    fn save(&self, saved: &SavedAuth) {
+        *self.0.lock().unwrap() = Some(saved.clone());
+    }
+}
+
+/// One run of a host: a provider on `store`, initialize, one ping.
+fn run_with(url: &str, store: &Arc<MemStore>) {
+    let c = connect(url, headless().with_store(store.clone()));
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+}
+
+#[test]
+fn the_next_run_uses_the_saved_sign_in() {
+    let s = setup();
+    let url = endpoint(&s.server);
+    let store = Arc::new(MemStore::default());
+    run_with(&url, &store);
+    let saved = store.load().expect("the sign-in was saved");
+    assert_eq!(saved.resource, url);
+    assert_eq!(saved.client_id, "dyn-client");
+    assert_eq!(saved.auth_method, "none");
+    assert!(saved.refresh_token.is_some() && saved.expires_at.is_some());
+    assert_eq!(s.as_.seen("GET /authorize").len(), 1);
+
+    // A second run: no sign-in, no registration, no token request; the saved token is sent
+    // only after discovery showed it belongs here.
+    let before = s.as_.seen("POST /token").len();
+    run_with(&url, &store);
+    assert_eq!(s.as_.seen("GET /authorize").len(), 1, "no new sign-in");
+    assert_eq!(s.as_.seen("POST /register").len(), 1, "no new registration");
+    assert_eq!(
+        s.as_.seen("POST /token").len(),
+        before,
+        "the saved token is still good"
+    );
+    let presented = s.rs.presented.lock().unwrap();
+    assert!(
+        presented
+            .iter()
+            .filter(|t| **t == saved.access_token)
+            .count()
+            >= 3
+    );
+}
+
+#[test]
+fn a_revoked_saved_token_is_refreshed_with_the_saved_client_and_saved_again() {
+    let s = setup();
+    let url = endpoint(&s.server);
+    let store = Arc::new(MemStore::default());
+    run_with(&url, &store);
+    let first = store.load().unwrap();
+    s.rs.tokens.lock().unwrap().clear();
+
+    run_with(&url, &store);
+    let grants: Vec<String> = s
+        .as_
+        .seen("POST /token")
+        .iter()
+        .map(|p| p["grant_type"].clone())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+    let refresh = &s.as_.seen("POST /token")[1];
+    assert_eq!(refresh["client_id"], "dyn-client", "the saved client id");
+    assert_eq!(
+        Some(&refresh["refresh_token"]),
+        first.refresh_token.as_ref()
+    );
+    assert_eq!(s.as_.seen("GET /authorize").len(), 1, "no new sign-in");
+    assert_eq!(s.as_.seen("POST /register").len(), 1, "no new registration");
+    let second = store.load().unwrap();
+    assert_ne!(
+        second.access_token, first.access_token,
+        "the new token was saved"
+    );
+}
+
+#[test]
+fn a_sign_in_saved_for_another_server_is_never_sent_here() {
+    let s = setup();
+    let url = endpoint(&s.server);
+    let store = Arc::new(MemStore::default());
+    store.save(&SavedAuth {
+        resource: "https://elsewhere.example/mcp".into(),
+        token_endpoint: format!("{}/token", s.as_.url),
+        client_id: "other-client".into(),
+        client_secret: None,
+        auth_method: "none".into(),
+        access_token: "foreign-token".into(),
+        refresh_token: Some("foreign-refresh".into()),
+        scopes: vec!["mcp:read".into()],
+        expires_at: None,
+    });
+    run_with(&url, &store);
+    assert!(
+        !s.rs
+            .presented
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|t| t == "foreign-token"),
+        "the foreign token reached this server"
+    );
+    let tok = s.as_.seen("POST /token");
+    assert!(tok.iter().all(|p| p.get("refresh_token").is_none()));
+    assert_eq!(
+        s.as_.seen("GET /authorize").len(),
+        1,
+        "a sign-in of its own"
+    );
+    assert_eq!(
+        store.load().unwrap().resource,
+        url,
+        "replaced by this server's"
     );
 }

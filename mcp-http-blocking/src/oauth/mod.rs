@@ -18,13 +18,18 @@
 //!    `client_secret_post`, `none`, and `private_key_jwt` with feature `oauth-jwt`;
 //! 5. later: refresh tokens when the token expires or is refused, and a scope step-up when a
 //!    403 `insufficient_scope` asks for scopes the token lacks (never for scopes it already
-//!    has: that loop cannot end well).
+//!    has: that loop cannot end well);
+//! 6. across runs of the host, with an [`AuthStore`] in [`OAuthConfig::store`]: every new token
+//!    is saved with the client identity, and the next run adopts them (after checking that
+//!    the server's resource and authorization server are the ones they were saved for) instead
+//!    of signing in and registering again.
 
 mod discovery;
 mod http;
 #[cfg(feature = "oauth-jwt")]
 mod jwt;
 mod pkce;
+mod saved;
 mod token;
 pub mod url;
 
@@ -36,6 +41,7 @@ pub use discovery::{Discovered, ServerMetadata, resource_metadata_urls, server_m
 #[cfg(feature = "oauth-jwt")]
 pub use jwt::{PrivateKey, client_assertion};
 pub use pkce::{Pkce, random_token};
+pub use saved::{AuthStore, SavedAuth};
 pub use token::Token;
 
 use crate::client::{AuthProvider, Challenge};
@@ -139,6 +145,8 @@ pub struct OAuthConfig {
     pub timeout: Duration,
     /// Most scope step-ups in a row (default 2).
     pub max_step_ups: u32,
+    /// Where the sign-in is kept across runs (default none: it lasts as long as the provider).
+    pub store: Option<Arc<dyn AuthStore>>,
 }
 
 impl OAuthConfig {
@@ -161,7 +169,14 @@ impl OAuthConfig {
             offline_access: true,
             timeout: Duration::from_secs(30),
             max_step_ups: 2,
+            store: None,
         }
+    }
+
+    /// Keeps the sign-in in `store` across runs (see [`AuthStore`]).
+    pub fn with_store(mut self, store: Arc<dyn AuthStore>) -> OAuthConfig {
+        self.store = Some(store);
+        self
     }
 }
 
@@ -186,16 +201,22 @@ struct State {
     client: Option<Registered>,
     token: Option<Token>,
     step_ups: u32,
+    /// What the store had when the provider was made: adopted once discovery shows it fits.
+    restore: Option<SavedAuth>,
 }
 
 impl OAuthProvider {
     /// A provider with these settings (nothing happens before the first refusal).
     pub fn new(cfg: OAuthConfig) -> OAuthProvider {
         let http = Http::new(cfg.timeout, &cfg.client_name);
+        let restore = cfg.store.as_ref().and_then(|s| s.load());
         OAuthProvider {
             cfg,
             http,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                restore,
+                ..State::default()
+            }),
         }
     }
 
@@ -292,7 +313,61 @@ impl OAuthProvider {
             }
         };
         st.token = Some(token.clone());
+        self.save(st);
         Ok(token)
+    }
+
+    /// Hands the current token and client to the store, if there is one.
+    fn save(&self, st: &State) {
+        let (Some(store), Some(d), Some(client), Some(token)) =
+            (&self.cfg.store, &st.found, &st.client, &st.token)
+        else {
+            return;
+        };
+        store.save(&SavedAuth {
+            resource: d.resource.clone(),
+            token_endpoint: d.server.token_endpoint.clone(),
+            client_id: client.client_id.clone(),
+            client_secret: client.secret().map(str::to_owned),
+            auth_method: client.method_name().to_owned(),
+            access_token: token.access.clone(),
+            refresh_token: token.refresh.clone(),
+            scopes: token.scopes.clone(),
+            expires_at: token.expires.map(saved::unix_secs),
+        });
+    }
+
+    /// Adopts the saved sign-in when it was saved for this resource and authorization
+    /// server; true when its access token is there to try.
+    fn adopt_saved(&self, st: &mut State, d: &Discovered) -> bool {
+        let Some(saved) = st.restore.take() else {
+            return false;
+        };
+        if saved.resource != d.resource || saved.token_endpoint != d.server.token_endpoint {
+            log::info!(
+                "not using the saved sign-in: it is for {} at {}, this server is {} at {}",
+                saved.resource,
+                saved.token_endpoint,
+                d.resource,
+                d.server.token_endpoint
+            );
+            return false;
+        }
+        if self.cfg.credentials.is_none() && st.client.is_none() {
+            // Pre-registered credentials come from the configuration, not the store.
+            st.client = Registered::restored(
+                &saved.client_id,
+                saved.client_secret.as_deref(),
+                &saved.auth_method,
+            );
+        }
+        if st.client.is_none() {
+            if let Some(c) = &self.cfg.credentials {
+                st.client = Some(Registered::from_credentials(c, &d.server));
+            }
+        }
+        st.token = Some(saved.token());
+        true
     }
 
     fn preregistered(&self, d: &Discovered) -> Result<Registered, String> {
@@ -345,6 +420,7 @@ impl OAuthProvider {
         match token::refresh(&self.http, d, client, &rt, &tok.scopes) {
             Ok(t) => {
                 st.token = Some(t);
+                self.save(st);
                 true
             }
             Err(e) => {
@@ -415,11 +491,21 @@ impl AuthProvider for OAuthProvider {
                 ch.status
             ));
         }
+        let d = self.discovered(&mut st, ch)?;
+        if current.is_none() && self.adopt_saved(&mut st, &d) {
+            let fresh = st
+                .token
+                .as_ref()
+                .and_then(|t| t.expires)
+                .is_none_or(|e| Instant::now() + Duration::from_secs(10) < e);
+            if fresh || self.refresh(&mut st) {
+                return Ok(());
+            }
+        }
         if current.is_some() && self.refresh(&mut st) {
             return Ok(());
         }
         st.step_ups = 0;
-        let d = self.discovered(&mut st, ch)?;
         let scopes = self.select_scopes(ch, &d);
         self.obtain(&mut st, &d, &scopes)?;
         Ok(())

@@ -120,6 +120,37 @@ impl Registered {
         }
     }
 
+    /// A client identity an earlier run saved (see `saved`); None for `private_key_jwt`,
+    /// whose key is not saved, and for methods this crate does not know.
+    pub(crate) fn restored(
+        client_id: &str,
+        secret: Option<&str>,
+        method: &str,
+    ) -> Option<Registered> {
+        Some(Registered {
+            client_id: client_id.to_owned(),
+            secret: secret.map(str::to_owned),
+            method: method_named(method)?,
+            #[cfg(feature = "oauth-jwt")]
+            key: None,
+        })
+    }
+
+    /// The secret, for saving.
+    pub(crate) fn secret(&self) -> Option<&str> {
+        self.secret.as_deref()
+    }
+
+    /// The token endpoint authentication method's registered name.
+    pub(crate) fn method_name(&self) -> &'static str {
+        match self.method {
+            AuthMethod::None => "none",
+            AuthMethod::SecretBasic => "client_secret_basic",
+            AuthMethod::SecretPost => "client_secret_post",
+            AuthMethod::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
     /// A client ID metadata document URL as the client id (a public client).
     pub(crate) fn metadata_document(url: &str) -> Registered {
         Registered {
