@@ -16,7 +16,9 @@ use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::url::{Url, parse_form};
-use mcp_http_blocking::oauth::{AuthStore, OAuthConfig, OAuthProvider, Pkce, SavedAuth};
+use mcp_http_blocking::oauth::{
+    AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
+};
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
 
@@ -544,4 +546,39 @@ fn a_sign_in_saved_for_another_server_is_never_sent_here() {
         url,
         "replaced by this server's"
     );
+}
+
+/// A browser in another process, as far as the provider can tell: follows the authorization
+/// server's redirect to the loopback listener on a thread of its own.
+fn browser_process(url: &str) -> Result<(), String> {
+    let location = OAuthProvider::headless_browser(WAIT)(url)?;
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let rest = location.strip_prefix("http://").unwrap();
+        let (host, target) = rest.split_at(rest.find('/').unwrap());
+        let mut s = std::net::TcpStream::connect(host).unwrap();
+        write!(s, "GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+        let mut page = String::new();
+        let _ = s.read_to_string(&mut page);
+        assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    });
+    Ok(())
+}
+
+#[test]
+fn a_sign_in_through_the_loopback_redirect_listener() {
+    let s = setup();
+    let redirect = LoopbackRedirect::bind().unwrap();
+    let cfg = OAuthConfig::authorization_code(
+        redirect.redirect_uri(),
+        redirect.browser(WAIT, browser_process),
+    );
+    let c = connect(&endpoint(&s.server), cfg);
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    let reg = s.as_.seen("POST /register");
+    assert!(reg[0]["redirect_uris"].contains(redirect.redirect_uri()));
+    let tok = s.as_.seen("POST /token");
+    assert_eq!(tok.len(), 1);
+    assert_eq!(tok[0]["redirect_uri"], redirect.redirect_uri());
 }

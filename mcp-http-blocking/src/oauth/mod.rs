@@ -28,6 +28,7 @@ mod discovery;
 mod http;
 #[cfg(feature = "oauth-jwt")]
 mod jwt;
+mod loopback;
 mod pkce;
 mod saved;
 mod token;
@@ -40,6 +41,7 @@ use std::time::{Duration, Instant};
 pub use discovery::{Discovered, ServerMetadata, resource_metadata_urls, server_metadata_urls};
 #[cfg(feature = "oauth-jwt")]
 pub use jwt::{PrivateKey, client_assertion};
+pub use loopback::LoopbackRedirect;
 pub use pkce::{Pkce, random_token};
 pub use saved::{AuthStore, SavedAuth};
 pub use token::Token;
