@@ -191,6 +191,48 @@ fn a_forgotten_session_is_replaced_and_the_request_sent_again() {
 }
 
 #[test]
+fn a_new_session_gets_the_subscriptions_and_log_level_again() {
+    let (h, ctl) = start(HttpConfig::default());
+    let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
+    handshake(&c, "2025-11-25");
+    let rx = c.receiver();
+    let calls = [
+        ("resources/subscribe", json!({"uri": "file:///a"})),
+        ("resources/subscribe", json!({"uri": "file:///b"})),
+        ("resources/unsubscribe", json!({"uri": "file:///a"})),
+        ("logging/setLevel", json!({"level": "warning"})),
+        ("logging/setLevel", json!({"level": "debug"})),
+    ];
+    for (i, (method, params)) in calls.into_iter().enumerate() {
+        c.sender().send(req(10 + i as i64, method, params)).unwrap();
+        result(&next(&rx));
+    }
+    let got = |ctl: &common::Ctl| -> Vec<String> {
+        std::iter::from_fn(|| ctl.ev_rx.try_recv().ok())
+            .filter(|e| e.starts_with("got:"))
+            .collect()
+    };
+    assert_eq!(got(&ctl).len(), 5);
+    h.core().close_all();
+
+    c.sender().send(req(20, "echo", json!({"n": 20}))).unwrap();
+    let m = next(&rx);
+    assert_eq!(m.id(), Some(&RequestId::Number(20)));
+    // Set up again before the request went out: the last level, the one subscription left.
+    assert_eq!(
+        got(&ctl),
+        [
+            "got:logging/setLevel debug",
+            "got:resources/subscribe file:///b"
+        ]
+    );
+    // Their answers are the client's business.
+    assert!(rx.try_recv().is_err());
+    c.close();
+    h.shutdown();
+}
+
+#[test]
 fn a_forgotten_session_gives_a_clean_error_when_renewal_is_off() {
     let (h, _ctl) = start(HttpConfig::default());
     let cfg = HttpClientConfig {

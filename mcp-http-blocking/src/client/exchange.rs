@@ -101,7 +101,7 @@ enum GetFail {
 
 impl Shared {
     /// The headers of a message: 2026-07-28 ones from the message, or the legacy session's.
-    fn headers_for(&self, shape: &Shape) -> Vec<(String, String)> {
+    pub(super) fn headers_for(&self, shape: &Shape) -> Vec<(String, String)> {
         let mut hs = self.base_headers();
         match &shape.modern_version {
             Some(v) => {

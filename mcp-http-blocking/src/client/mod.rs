@@ -95,7 +95,8 @@ pub struct HttpClientConfig {
     pub get_stream: bool,
     /// When the server answers 404 to a request of a legacy session (it forgot the session),
     /// start a new session by repeating the `initialize` and send the request again (default
-    /// true). Subscriptions and the log level of the old session are not carried over.
+    /// true). The resource subscriptions and the log level the client had asked for are set
+    /// up again in the new session first (the answers to that stay inside the client).
     /// False: the request fails with [`SESSION_NOT_FOUND`].
     pub renew_session: bool,
     /// Extra headers on every request.
@@ -354,6 +355,8 @@ struct State {
     init_id: Option<RequestId>,
     /// That request as sent, repeated to start a new session when the server forgets one.
     init_body: Option<Vec<u8>>,
+    /// What to set up again in such a new session.
+    replay: renew::Replay,
     /// Where to POST, once a 2024-11-05 server named it in its `endpoint` event.
     old_endpoint: Option<String>,
     /// `x-mcp-header` marks per tool, learnt from `tools/list` answers.
@@ -525,6 +528,8 @@ impl Shared {
                 let mut st = self.state();
                 st.init_id = Some(r.id.clone());
                 st.init_body = Some(msg.to_vec());
+            } else if self.cfg.renew_session {
+                self.state().replay.note(r);
             }
             select! {
                 send(lane, (msg, shape)) -> _ => {}

@@ -102,6 +102,16 @@ impl Session for TestSession {
             "ping" => {
                 let _ = out.send(answer(&id, json!({})), Some(&id));
             }
+            "resources/subscribe" | "resources/unsubscribe" | "logging/setLevel" => {
+                // Reported as "got:METHOD ARG" (the uri or the level).
+                let arg = params
+                    .get("uri")
+                    .or_else(|| params.get("level"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let _ = ctl.ev_tx.try_send(format!("got:{method} {arg}"));
+                let _ = out.send(answer(&id, json!({})), Some(&id));
+            }
             "echo" | "tools/call" | "prompts/get" | "resources/read" => {
                 let _ = out.send(answer(&id, json!({"echo": params})), Some(&id));
             }
