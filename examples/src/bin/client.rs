@@ -10,6 +10,11 @@
 //!         | prompt NAME ['JSON'] | info | conformance
 //! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
 //!          --timeout SECONDS   -v (verbose)
+//!          --bearer TOKEN      (HTTP: a fixed bearer token)
+//!          --oauth             (HTTP: sign in with OAuth 2.1 when the server asks; the
+//!                               authorization URL is printed and opened in a browser, which
+//!                               comes back to a listener on 127.0.0.1)
+//!          --auth-file PATH    (with --oauth: keep the sign-in in PATH between runs)
 //! ```
 //!
 //! The answer goes to stdout as pretty JSON; errors go to stderr and the exit status is
@@ -21,10 +26,13 @@
 //! list the tools and call each one with arguments made from its input schema, accepting any
 //! elicitation with the defaults its form declares.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Client, Error, Revision, Timeout};
+use mcp_client::oauth::{AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth};
+use mcp_client::{AuthProvider, BearerToken, Client, Error, HttpClientConfig, Revision, Timeout};
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult};
 use mcp_core::version::ProtocolVersion;
@@ -33,7 +41,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [-v] \
-ACTION [ARGS...] -- COMMAND [ARGS...]
+[--bearer TOKEN | --oauth [--auth-file PATH]] ACTION [ARGS...] -- COMMAND [ARGS...]
        client [OPTIONS] URL ACTION [ARGS...]
        client [OPTIONS] ACTION [ARGS...] URL
 actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
@@ -44,10 +52,19 @@ enum Target {
     Url(String),
 }
 
+/// How the HTTP client authorizes.
+#[derive(Debug, PartialEq)]
+enum Authorize {
+    None,
+    Bearer(String),
+    OAuth { file: Option<PathBuf> },
+}
+
 struct Args {
     verbose: bool,
     revision: Revision,
     timeout: Option<Duration>,
+    auth: Authorize,
     action: Vec<String>,
     target: Target,
 }
@@ -56,6 +73,8 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
     let mut revision = Revision::Auto;
     let mut timeout = None;
     let mut verbose = false;
+    let mut auth = Authorize::None;
+    let mut auth_file = None;
     let command = match argv.iter().position(|a| a == "--") {
         Some(i) => {
             let cmd = argv.split_off(i + 1);
@@ -89,6 +108,11 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
                 timeout = Some(Duration::from_secs_f64(secs));
             }
             "-v" | "--verbose" => verbose = true,
+            "--bearer" => auth = Authorize::Bearer(it.next().ok_or("--bearer needs a token")?),
+            "--oauth" => auth = Authorize::OAuth { file: None },
+            "--auth-file" => {
+                auth_file = Some(PathBuf::from(it.next().ok_or("--auth-file needs a path")?));
+            }
             "-h" | "--help" => return Err(String::new()),
             _ => rest.push(a),
         }
@@ -114,10 +138,19 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
     if rest.is_empty() {
         return Err("no action given".into());
     }
+    match (&mut auth, auth_file) {
+        (Authorize::OAuth { file }, path) => *file = path,
+        (_, Some(_)) => return Err("--auth-file goes with --oauth".into()),
+        _ => {}
+    }
+    if auth != Authorize::None && matches!(target, Target::Command(_)) {
+        return Err("--bearer and --oauth are for HTTP servers".into());
+    }
     Ok(Args {
         verbose,
         revision,
         timeout,
+        auth,
         action: rest,
         target,
     })
@@ -306,6 +339,83 @@ fn accept_defaults(params: ElicitRequestParams) -> Result<ElicitResult, ErrorObj
     }
 }
 
+/// The HTTP settings for `auth`.
+fn http_config(auth: &Authorize) -> Result<HttpClientConfig, String> {
+    let provider: Arc<dyn AuthProvider> = match auth {
+        Authorize::None => return Ok(HttpClientConfig::default()),
+        Authorize::Bearer(t) => Arc::new(BearerToken::new(t.clone())),
+        Authorize::OAuth { file } => {
+            let redirect = LoopbackRedirect::bind()
+                .map_err(|e| format!("cannot listen for the sign-in redirect: {e}"))?;
+            let browser = redirect.browser(Duration::from_secs(300), |url| {
+                eprintln!("client: sign in at {url}");
+                open_browser(url);
+                Ok(())
+            });
+            let mut cfg = OAuthConfig::authorization_code(redirect.redirect_uri(), browser);
+            cfg.client_name = "mcp-blocking-cli".into();
+            if let Some(path) = file {
+                cfg = cfg.with_store(Arc::new(FileStore(path.clone())));
+            }
+            Arc::new(OAuthProvider::new(cfg))
+        }
+    };
+    Ok(HttpClientConfig::default().with_auth(provider))
+}
+
+/// Starts the desktop's browser on `url`, if there is one (the URL is printed anyway).
+fn open_browser(url: &str) {
+    let opener: &[&str] = if cfg!(target_os = "macos") {
+        &["open"]
+    } else if cfg!(windows) {
+        &["cmd", "/C", "start", ""]
+    } else {
+        &["xdg-open"]
+    };
+    let started = std::process::Command::new(opener[0])
+        .args(&opener[1..])
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        log::debug!("no browser started ({}: {e})", opener[0]);
+    }
+}
+
+/// The sign-in kept in a JSON file that only its owner can read.
+struct FileStore(PathBuf);
+
+impl AuthStore for FileStore {
+    fn load(&self) -> Option<SavedAuth> {
+        serde_json::from_slice(&std::fs::read(&self.0).ok()?).ok()
+    }
+
+    fn save(&self, saved: &SavedAuth) {
+        let written = serde_json::to_vec_pretty(saved)
+            .map_err(std::io::Error::other)
+            .and_then(|json| write_private(&self.0, &json));
+        if let Err(e) = written {
+            log::warn!("cannot keep the sign-in in {}: {e}", self.0.display());
+        }
+    }
+}
+
+/// Writes `bytes` to `path`, readable by the owner alone where the system has such modes.
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    // An older file keeps its mode on open: narrow it too.
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    file.write_all(bytes)
+}
+
 /// Log lines to stderr (stdout carries the answer). A few lines instead of env_logger, so this
 /// binary builds without the examples' `full` feature.
 struct StderrLog(log::LevelFilter);
@@ -356,7 +466,13 @@ fn main() -> ExitCode {
         builder = builder.elicitation(accept_defaults);
     }
     let connected = match &args.target {
-        Target::Url(url) => builder.connect_http(url),
+        Target::Url(url) => match http_config(&args.auth) {
+            Ok(cfg) => builder.connect_http_with(url, cfg),
+            Err(e) => {
+                eprintln!("client: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
         Target::Command(command) => {
             builder.spawn(ChildBuilder::new(&command[0]).args(&command[1..]))
         }
@@ -385,6 +501,61 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn args(a: &[&str]) -> Result<Args, String> {
+        parse(a.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn auth_options_are_for_http_servers() {
+        let a = args(&[
+            "--oauth",
+            "--auth-file",
+            "/tmp/x.json",
+            "tools",
+            "http://h/mcp",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.auth,
+            Authorize::OAuth {
+                file: Some(PathBuf::from("/tmp/x.json"))
+            }
+        );
+        let a = args(&["--bearer", "t0k", "http://h/mcp", "tools"]).unwrap();
+        assert_eq!(a.auth, Authorize::Bearer("t0k".into()));
+        assert!(args(&["--auth-file", "x", "tools", "http://h/mcp"]).is_err());
+        assert!(args(&["--bearer", "t", "tools", "--", "server"]).is_err());
+    }
+
+    #[test]
+    fn the_auth_file_is_private_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("mcp-client-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("auth.json");
+        let store = FileStore(path.clone());
+        assert!(store.load().is_none());
+        let saved = SavedAuth {
+            resource: "http://h/mcp".into(),
+            token_endpoint: "http://as/token".into(),
+            client_id: "c".into(),
+            client_secret: None,
+            auth_method: "none".into(),
+            access_token: "a".into(),
+            refresh_token: Some("r".into()),
+            scopes: vec![],
+            expires_at: Some(1),
+        };
+        store.save(&saved);
+        assert_eq!(store.load(), Some(saved));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "{mode:o}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn sample_arguments_follow_the_schema() {
