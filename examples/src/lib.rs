@@ -2,6 +2,9 @@
 //!
 //! `PROGRAM` alone (or `--stdio`) serves stdio; `PROGRAM --http 127.0.0.1:PORT` serves
 //! Streamable HTTP on `/mcp` (and the 2024-11-05 HTTP+SSE transport on `/sse` and `/messages`).
+//! With `--bearer-token TOKEN` as well, HTTP requests must carry `Authorization: Bearer TOKEN`
+//! (the server's authorization hook: others get 401 with a `WWW-Authenticate` challenge that
+//! points at the RFC 9728 resource metadata).
 
 use mcp_server_kit::Server;
 
@@ -9,7 +12,8 @@ use mcp_server_kit::Server;
 pub mod conformance_auth;
 
 /// The usage line the examples print for `--help`.
-pub const USAGE: &str = "[--stdio | --http ADDR]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
+pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]]   \
+(ADDR such as 127.0.0.1:8080; serves /mcp)";
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
 /// (stdio) or never (HTTP, until the process is stopped).
@@ -28,15 +32,32 @@ pub fn serve(
         .as_slice()
     {
         [] | ["--stdio"] => Ok(mcp_stdio::serve(server)?),
-        ["--http", addr] => serve_http(server, addr),
+        ["--http", addr] => serve_http(server, addr, None),
+        ["--http", addr, "--bearer-token", token] | ["--bearer-token", token, "--http", addr] => {
+            serve_http(server, addr, Some(token))
+        }
         _ => Err(format!("unknown arguments {args:?}; usage: {USAGE}").into()),
     }
 }
 
 #[cfg(feature = "full")]
-fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+fn serve_http(
+    server: Server,
+    addr: &str,
+    token: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut cfg = mcp_http_blocking::HttpConfig::default();
+    if let Some(t) = token {
+        cfg.auth = Some(mcp_http_blocking::AuthConfig {
+            authorizer: std::sync::Arc::new(FixedToken(t.to_owned())),
+            authorization_servers: Vec::new(),
+            scopes: Vec::new(),
+            public_url: None,
+        });
+    }
     let http = mcp_http_blocking::HttpServer::builder()
         .bind(addr)
+        .config(cfg)
         .build(server)?;
     // Scripts wait for this line (on stderr: stdout is not ours to use in stdio mode, and we
     // keep the habit).
@@ -44,7 +65,37 @@ fn serve_http(server: Server, addr: &str) -> Result<(), Box<dyn std::error::Erro
     Ok(http.run()?)
 }
 
+/// Accepts one fixed token (a demonstration: a real server checks a signed token's issuer,
+/// audience, expiry and scopes here).
+#[cfg(feature = "full")]
+struct FixedToken(String);
+
+#[cfg(feature = "full")]
+impl mcp_http_blocking::Authorizer for FixedToken {
+    fn authorize(
+        &self,
+        token: &str,
+        _resource: &str,
+    ) -> Result<serde_json::Value, mcp_http_blocking::AuthError> {
+        // Every byte is compared, so the time taken does not tell how much of a guess matched.
+        let (a, b) = (token.as_bytes(), self.0.as_bytes());
+        let differ =
+            a.len() != b.len() || a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) != 0;
+        if differ {
+            Err(mcp_http_blocking::AuthError::Invalid(
+                "not the server's token".into(),
+            ))
+        } else {
+            Ok(serde_json::json!({ "sub": "bearer-token" }))
+        }
+    }
+}
+
 #[cfg(not(feature = "full"))]
-fn serve_http(_server: Server, _addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+fn serve_http(
+    _server: Server,
+    _addr: &str,
+    _token: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
     Err("this binary was built without HTTP support (build with the `full` feature)".into())
 }

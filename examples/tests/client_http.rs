@@ -28,8 +28,14 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// `everything --http 127.0.0.1:0 EXTRA...`.
+    fn start_with(extra: &[&str]) -> Server {
         let mut child = Command::new(EVERYTHING)
             .args(["--http", "127.0.0.1:0"])
+            .args(extra)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -327,6 +333,48 @@ fn the_client_cli_takes_a_url() {
         assert_eq!(
             v["content"][0]["text"], "This is a simple text response for testing.",
             "{era}: {v}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_wants_a_bearer_token_and_the_cli_that_sends_it() {
+    let server = Server::start_with(&["--bearer-token", "s3cret"]);
+    let cli = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_client"))
+            .args(args)
+            .output()
+            .expect("the client binary runs")
+    };
+    for token in [None, Some("wrong")] {
+        let mut args = vec![];
+        if let Some(t) = token {
+            args.extend(["--bearer", t]);
+        }
+        args.extend([server.url.as_str(), "tools"]);
+        let out = cli(&args);
+        assert!(!out.status.success(), "{token:?} got in");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("401"), "{token:?}: {err}");
+    }
+    for era in ["--legacy", "--modern"] {
+        let out = cli(&[
+            era,
+            "--bearer",
+            "s3cret",
+            &server.url,
+            "call",
+            "test_simple_text",
+        ]);
+        assert!(
+            out.status.success(),
+            "{era}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_eq!(
+            v["content"][0]["text"],
+            "This is a simple text response for testing."
         );
     }
 }
