@@ -355,18 +355,16 @@ impl OAuthProvider {
             );
             return false;
         }
-        if self.cfg.credentials.is_none() && st.client.is_none() {
-            // Pre-registered credentials come from the configuration, not the store.
-            st.client = Registered::restored(
-                &saved.client_id,
-                saved.client_secret.as_deref(),
-                &saved.auth_method,
-            );
-        }
         if st.client.is_none() {
-            if let Some(c) = &self.cfg.credentials {
-                st.client = Some(Registered::from_credentials(c, &d.server));
-            }
+            // Pre-registered credentials come from the configuration, not the store.
+            st.client = match &self.cfg.credentials {
+                Some(c) => Some(Registered::from_credentials(c, &d.server)),
+                None => Registered::restored(
+                    &saved.client_id,
+                    saved.client_secret.as_deref(),
+                    &saved.auth_method,
+                ),
+            };
         }
         st.token = Some(saved.token());
         true
