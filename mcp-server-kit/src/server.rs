@@ -1,7 +1,7 @@
 //! The server: a builder that registers what the server offers, and the handle that changes it
 //! at run time and serves sessions for any transport.
 
-use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
 use std::time::Duration;
 
 use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
@@ -68,7 +68,32 @@ pub(crate) struct Shared {
     pub(crate) pool: WorkerPool,
     pub(crate) cursors: CursorCodec,
     pub(crate) sealer: Option<StateSealer>,
-    sessions: Mutex<Vec<Weak<KitSession>>>,
+    sessions: Mutex<Sessions>,
+}
+
+/// The open sessions, for what goes to all of them (list changes, resource updates).
+#[derive(Default)]
+struct Sessions {
+    list: Vec<Weak<KitSession>>,
+    /// The list's length after the last sweep of ended sessions.
+    swept: usize,
+}
+
+impl Sessions {
+    /// Ended sessions are swept out when the list has doubled since the last sweep, so an
+    /// open costs O(1) amortized however many sessions there are (a 2026-07-28 server opens
+    /// one per request), and the list stays within twice the open sessions (plus a few).
+    fn add(&mut self, s: Weak<KitSession>) {
+        if self.list.len() >= 2 * self.swept.max(16) {
+            self.sweep();
+        }
+        self.list.push(s);
+    }
+
+    fn sweep(&mut self) {
+        self.list.retain(|w| w.strong_count() > 0);
+        self.swept = self.list.len();
+    }
 }
 
 impl Shared {
@@ -76,10 +101,14 @@ impl Shared {
         self.registry.read().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn sessions(&self) -> MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn live_sessions(&self) -> Vec<Arc<KitSession>> {
-        let mut list = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
-        list.retain(|w| w.strong_count() > 0);
-        list.iter().filter_map(Weak::upgrade).collect()
+        let mut s = self.sessions();
+        s.sweep();
+        s.list.iter().filter_map(Weak::upgrade).collect()
     }
 }
 
@@ -272,7 +301,7 @@ impl ServerBuilder {
                 pool,
                 cursors: CursorCodec::new(),
                 sealer: StateSealer::new(),
-                sessions: Mutex::new(Vec::new()),
+                sessions: Mutex::default(),
             }),
         })
     }
@@ -470,13 +499,50 @@ impl Server {
 impl Service for Server {
     fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
         let session = KitSession::new(Arc::clone(&self.shared), info, out);
-        let mut list = self
-            .shared
-            .sessions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        list.retain(|w| w.strong_count() > 0);
-        list.push(Arc::downgrade(&session));
+        self.shared.sessions().add(Arc::downgrade(&session));
         session
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_list_stays_within_twice_the_open_sessions() {
+        let server = Server::builder("t", "1").build().unwrap();
+        let out: Arc<dyn Outbound> = Arc::new(Sink);
+        let open = |n: usize| -> Vec<Arc<dyn Session>> {
+            (0..n)
+                .map(|_| {
+                    server.open(
+                        SessionInfo::new(mcp_core::service::TransportKind::Memory),
+                        out.clone(),
+                    )
+                })
+                .collect()
+        };
+        let kept = open(10);
+        // Ten thousand short sessions, one at a time (a 2026-07-28 server's requests).
+        for _ in 0..10_000 {
+            drop(open(1));
+        }
+        let len = server.shared.sessions().list.len();
+        assert!(len <= 2 * 16 + 1, "{len} entries for 10 open sessions");
+        assert_eq!(server.session_count(), 10);
+        drop(kept);
+        assert_eq!(server.session_count(), 0);
+    }
+
+    struct Sink;
+
+    impl Outbound for Sink {
+        fn send(
+            &self,
+            _msg: mcp_core::jsonrpc::Message,
+            _related: Option<&mcp_core::jsonrpc::RequestId>,
+        ) -> Result<(), mcp_core::service::Closed> {
+            Ok(())
+        }
     }
 }
