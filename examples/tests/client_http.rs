@@ -316,36 +316,42 @@ fn modern_listen_stream_over_http() {
     client.close().unwrap();
 }
 
+/// Runs the client CLI with `args`.
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_client"))
+        .args(args)
+        .output()
+        .expect("the client binary runs")
+}
+
+/// `client ARGS... call test_simple_text` succeeds with the tool's text.
+fn cli_calls_simple_text(args: &[&str]) {
+    let mut all = args.to_vec();
+    all.extend(["call", "test_simple_text"]);
+    let out = cli(&all);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(
+        v["content"][0]["text"], "This is a simple text response for testing.",
+        "{args:?}: {v}"
+    );
+}
+
 #[test]
 fn the_client_cli_takes_a_url() {
     let server = Server::start();
     for era in ["--legacy", "--modern"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_client"))
-            .args([era, &server.url, "call", "test_simple_text"])
-            .output()
-            .expect("the client binary runs");
-        assert!(
-            out.status.success(),
-            "{era}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-        assert_eq!(
-            v["content"][0]["text"], "This is a simple text response for testing.",
-            "{era}: {v}"
-        );
+        cli_calls_simple_text(&[era, &server.url]);
     }
 }
 
 #[test]
 fn a_server_that_wants_a_bearer_token_and_the_cli_that_sends_it() {
     let server = Server::start_with(&["--bearer-token", "s3cret"]);
-    let cli = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_client"))
-            .args(args)
-            .output()
-            .expect("the client binary runs")
-    };
     for token in [None, Some("wrong")] {
         let mut args = vec![];
         if let Some(t) = token {
@@ -358,24 +364,7 @@ fn a_server_that_wants_a_bearer_token_and_the_cli_that_sends_it() {
         assert!(err.contains("401"), "{token:?}: {err}");
     }
     for era in ["--legacy", "--modern"] {
-        let out = cli(&[
-            era,
-            "--bearer",
-            "s3cret",
-            &server.url,
-            "call",
-            "test_simple_text",
-        ]);
-        assert!(
-            out.status.success(),
-            "{era}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-        assert_eq!(
-            v["content"][0]["text"],
-            "This is a simple text response for testing."
-        );
+        cli_calls_simple_text(&[era, "--bearer", "s3cret", &server.url]);
     }
 }
 
