@@ -442,13 +442,19 @@ fn run_with(url: &str, store: &Arc<MemStore>) {
     ok(&next(&c.receiver()));
 }
 
-#[test]
-fn the_next_run_uses_the_saved_sign_in() {
+/// A first run of a host with a store: the server, its URL, the store and what it saved.
+fn first_run() -> (Setup, String, Arc<MemStore>, SavedAuth) {
     let s = setup();
     let url = endpoint(&s.server);
     let store = Arc::new(MemStore::default());
     run_with(&url, &store);
     let saved = store.load().expect("the sign-in was saved");
+    (s, url, store, saved)
+}
+
+#[test]
+fn the_next_run_uses_the_saved_sign_in() {
+    let (s, url, store, saved) = first_run();
     assert_eq!(saved.resource, url);
     assert_eq!(saved.client_id, "dyn-client");
     assert_eq!(saved.auth_method, "none");
@@ -478,11 +484,7 @@ fn the_next_run_uses_the_saved_sign_in() {
 
 #[test]
 fn a_revoked_saved_token_is_refreshed_with_the_saved_client_and_saved_again() {
-    let s = setup();
-    let url = endpoint(&s.server);
-    let store = Arc::new(MemStore::default());
-    run_with(&url, &store);
-    let first = store.load().unwrap();
+    let (s, url, store, first) = first_run();
     s.rs.tokens.lock().unwrap().clear();
 
     run_with(&url, &store);
