@@ -87,6 +87,14 @@ impl MockAs {
             .collect()
     }
 
+    /// The `grant_type` of each token request, in order.
+    fn grants(&self) -> Vec<String> {
+        self.seen("POST /token")
+            .iter()
+            .map(|p| p["grant_type"].clone())
+            .collect()
+    }
+
     fn requests(&self) -> usize {
         self.state.lock().unwrap().seen.len()
     }
@@ -366,12 +374,7 @@ fn step_up_on_insufficient_scope_then_refresh_on_revocation() {
     s.rs.tokens.lock().unwrap().clear();
     c.sender().send(req(3, "ping", json!({}))).unwrap();
     ok(&next(&c.receiver()));
-    let grants: Vec<String> = s
-        .as_
-        .seen("POST /token")
-        .iter()
-        .map(|p| p["grant_type"].clone())
-        .collect();
+    let grants = s.as_.grants();
     assert_eq!(
         grants,
         ["authorization_code", "authorization_code", "refresh_token"]
@@ -488,12 +491,7 @@ fn a_revoked_saved_token_is_refreshed_with_the_saved_client_and_saved_again() {
     s.rs.tokens.lock().unwrap().clear();
 
     run_with(&url, &store);
-    let grants: Vec<String> = s
-        .as_
-        .seen("POST /token")
-        .iter()
-        .map(|p| p["grant_type"].clone())
-        .collect();
+    let grants = s.as_.grants();
     assert_eq!(grants, ["authorization_code", "refresh_token"]);
     let refresh = &s.as_.seen("POST /token")[1];
     assert_eq!(refresh["client_id"], "dyn-client", "the saved client id");
