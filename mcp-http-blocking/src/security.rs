@@ -89,6 +89,9 @@ pub enum AuthError {
         /// The scopes the request needs.
         scope: String,
     },
+    /// The token could not be checked now (the authorization server did not answer): 503,
+    /// so the client retries later rather than throwing a good token away.
+    Unavailable(String),
 }
 
 /// Validates bearer tokens (signature, expiry, audience per RFC 8707, scopes). Called on every

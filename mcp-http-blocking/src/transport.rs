@@ -372,6 +372,10 @@ impl StreamableHttp {
                 "WWW-Authenticate",
                 format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{prm}\""),
             )),
+            Err(AuthError::Unavailable(why)) => {
+                log::warn!("cannot check a token: {why}");
+                Err(HttpResponse::empty(503).with_header("Retry-After", "5"))
+            }
         }
     }
 

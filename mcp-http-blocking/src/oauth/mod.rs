@@ -26,6 +26,8 @@
 
 mod discovery;
 mod http;
+#[cfg(feature = "server")]
+mod introspection;
 #[cfg(feature = "oauth-jwt")]
 mod jwt;
 mod loopback;
@@ -39,6 +41,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub use discovery::{Discovered, ServerMetadata, resource_metadata_urls, server_metadata_urls};
+#[cfg(feature = "server")]
+pub use introspection::{Introspection, IntrospectionConfig};
 #[cfg(feature = "oauth-jwt")]
 pub use jwt::{PrivateKey, client_assertion};
 pub use loopback::LoopbackRedirect;

@@ -1,0 +1,310 @@
+//! The resource server's side (features `server` and `oauth`): an [`Authorizer`] that asks the
+//! authorization server about each token by OAuth 2.0 Token Introspection (RFC 7662), for
+//! servers whose tokens are opaque or that would rather not verify signatures themselves.
+//!
+//! A token passes when the authorization server says it is `active`, it has not expired, its
+//! audience names this server (the MCP authorization spec forbids accepting tokens issued for
+//! another resource) and it carries the required scopes (else 403 `insufficient_scope`).
+//! Answers for good tokens are cached for a short while (bounded in time and in entries), so a
+//! busy client does not cost an introspection call per request.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use super::http::Http;
+use crate::{AuthError, Authorizer};
+
+/// Settings of an [`Introspection`] authorizer.
+#[derive(Debug, Clone)]
+pub struct IntrospectionConfig {
+    /// The authorization server's `introspection_endpoint`.
+    pub endpoint: String,
+    /// This resource server's credentials at the authorization server (HTTP Basic), if it
+    /// wants them (most do).
+    pub client_id: Option<String>,
+    /// The secret that goes with `client_id`.
+    pub client_secret: Option<String>,
+    /// Scopes every request needs (a token lacking one gets 403 `insufficient_scope`).
+    pub required_scopes: Vec<String>,
+    /// Require the token's `aud` to name this server's URL (default true). Turn it off only
+    /// for an authorization server that does not put audiences in introspection answers.
+    pub check_audience: bool,
+    /// Longest time a good answer is reused (default 60 s; never past the token's `exp`).
+    pub cache_ttl: Duration,
+    /// Most answers kept (default 1,024).
+    pub cache_size: usize,
+    /// Longest wait for the authorization server (default 10 s).
+    pub timeout: Duration,
+}
+
+impl IntrospectionConfig {
+    /// Introspection at `endpoint`, with the defaults for the rest.
+    pub fn new(endpoint: impl Into<String>) -> IntrospectionConfig {
+        IntrospectionConfig {
+            endpoint: endpoint.into(),
+            client_id: None,
+            client_secret: None,
+            required_scopes: Vec::new(),
+            check_audience: true,
+            cache_ttl: Duration::from_secs(60),
+            cache_size: 1024,
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// Authenticates at the endpoint with these credentials.
+    pub fn with_client(mut self, id: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.client_id = Some(id.into());
+        self.client_secret = Some(secret.into());
+        self
+    }
+
+    /// Requires these scopes on every request.
+    pub fn with_required_scopes(mut self, scopes: &[&str]) -> Self {
+        self.required_scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+}
+
+/// A resource server's [`Authorizer`] (features `server` and `oauth`) that asks the
+/// authorization server about each token by OAuth 2.0 Token Introspection (RFC 7662).
+///
+/// A token passes when the answer says it is `active`, it has not expired, its `aud` names this
+/// server's URL and it carries the required scopes (else 403 `insufficient_scope`). Good
+/// answers are reused for a short while (bounded in time and entries); an endpoint that does
+/// not answer makes the request 503 rather than 401, so the client keeps its token.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use mcp_http_blocking::oauth::{Introspection, IntrospectionConfig};
+/// use mcp_http_blocking::{AuthConfig, HttpConfig};
+///
+/// let check = IntrospectionConfig::new("https://auth.example.com/oauth/introspect")
+///     .with_client("mcp-server", "its-secret")
+///     .with_required_scopes(&["mcp:tools"]);
+/// let cfg = HttpConfig {
+///     auth: Some(AuthConfig {
+///         authorizer: Arc::new(Introspection::new(check)),
+///         authorization_servers: vec!["https://auth.example.com".into()],
+///         scopes: vec!["mcp:tools".into()],
+///         public_url: Some("https://mcp.example.com".into()),
+///     }),
+///     ..HttpConfig::default()
+/// };
+/// ```
+pub struct Introspection {
+    cfg: IntrospectionConfig,
+    http: Http,
+    cache: Mutex<HashMap<(String, String), Cached>>,
+}
+
+struct Cached {
+    claims: Value,
+    until: Instant,
+}
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspection")
+            .field("endpoint", &self.cfg.endpoint)
+            .field("required_scopes", &self.cfg.required_scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Introspection {
+    /// An authorizer with these settings.
+    pub fn new(cfg: IntrospectionConfig) -> Introspection {
+        let http = Http::new(cfg.timeout, "mcp-http-blocking-introspection");
+        Introspection {
+            cfg,
+            http,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn cache(&self) -> MutexGuard<'_, HashMap<(String, String), Cached>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Asks the authorization server; the claims of an acceptable token and how long they
+    /// may be reused.
+    fn introspect(&self, token: &str, resource: &str) -> Result<(Value, Instant), AuthError> {
+        let basic = match (&self.cfg.client_id, &self.cfg.client_secret) {
+            (Some(id), secret) => Some((id.as_str(), secret.as_deref().unwrap_or(""))),
+            _ => None,
+        };
+        let claims = self
+            .http
+            .post_form(
+                &self.cfg.endpoint,
+                &[("token", token), ("token_type_hint", "access_token")],
+                basic,
+            )
+            .map_err(|e| introspection_failed(&e))?;
+        if claims.get("active").and_then(Value::as_bool) != Some(true) {
+            return Err(AuthError::Invalid("the token is not active".into()));
+        }
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut until = Instant::now() + self.cfg.cache_ttl;
+        if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+            if exp <= now {
+                return Err(AuthError::Invalid("the token has expired".into()));
+            }
+            until = until.min(Instant::now() + Duration::from_secs(exp - now));
+        }
+        if self.cfg.check_audience && !audience_names(&claims, resource) {
+            return Err(AuthError::Invalid(format!(
+                "the token was not issued for {resource}"
+            )));
+        }
+        Ok((claims, until))
+    }
+
+    /// Remembers `claims`, keeping the cache within its size: expired answers go first,
+    /// then the one that would expire soonest.
+    fn remember(&self, key: (String, String), claims: Value, until: Instant) {
+        if self.cfg.cache_size == 0 || self.cfg.cache_ttl.is_zero() {
+            return;
+        }
+        let mut cache = self.cache();
+        if cache.len() >= self.cfg.cache_size {
+            let now = Instant::now();
+            cache.retain(|_, c| c.until > now);
+        }
+        if cache.len() >= self.cfg.cache_size {
+            let soonest = cache
+                .iter()
+                .min_by_key(|(_, c)| c.until)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = soonest {
+                cache.remove(&k);
+            }
+        }
+        cache.insert(key, Cached { claims, until });
+    }
+
+    /// The scopes of `claims` that the configuration requires and the token lacks.
+    fn missing_scopes(&self, claims: &Value) -> Vec<&str> {
+        let granted: Vec<&str> = claims
+            .get("scope")
+            .and_then(Value::as_str)
+            .map(|s| s.split_whitespace().collect())
+            .unwrap_or_default();
+        self.cfg
+            .required_scopes
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !granted.contains(s))
+            .collect()
+    }
+}
+
+/// An answer of the endpoint that says nothing about the token (it is down, or refused this
+/// server's credentials) leaves the token unchecked: 503, not 401. An OAuth error answer about
+/// the request itself (`invalid_request`) is the token's problem.
+fn introspection_failed(e: &str) -> AuthError {
+    if e.contains("invalid_request") {
+        AuthError::Invalid("the token could not be read".into())
+    } else {
+        AuthError::Unavailable(format!("token introspection: {e}"))
+    }
+}
+
+/// True when the `aud` claim (a string or an array) names `resource` (trailing slashes
+/// aside).
+fn audience_names(claims: &Value, resource: &str) -> bool {
+    let want = resource.trim_end_matches('/');
+    let same = |v: &Value| v.as_str().is_some_and(|a| a.trim_end_matches('/') == want);
+    match claims.get("aud") {
+        Some(Value::Array(items)) => items.iter().any(same),
+        Some(v) => same(v),
+        None => false,
+    }
+}
+
+impl Authorizer for Introspection {
+    fn authorize(&self, token: &str, resource: &str) -> Result<Value, AuthError> {
+        let key = (token.to_owned(), resource.to_owned());
+        let cached = {
+            let mut cache = self.cache();
+            match cache.get(&key) {
+                Some(c) if c.until > Instant::now() => Some(c.claims.clone()),
+                Some(_) => {
+                    cache.remove(&key);
+                    None
+                }
+                None => None,
+            }
+        };
+        let claims = match cached {
+            Some(c) => c,
+            None => {
+                let (claims, until) = self.introspect(token, resource)?;
+                self.remember(key, claims.clone(), until);
+                claims
+            }
+        };
+        let missing = self.missing_scopes(&claims);
+        if !missing.is_empty() {
+            return Err(AuthError::InsufficientScope {
+                scope: self.cfg.required_scopes.join(" "),
+            });
+        }
+        Ok(claims)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_cache_keeps_its_size_dropping_what_expires_first() {
+        let mut cfg = IntrospectionConfig::new("http://127.0.0.1:9/introspect");
+        cfg.cache_size = 2;
+        let i = Introspection::new(cfg);
+        let t0 = Instant::now();
+        let key = |t: &str| (t.to_owned(), "r".to_owned());
+        i.remember(key("a"), json!(1), t0 + Duration::from_secs(30));
+        i.remember(key("b"), json!(2), t0 + Duration::from_secs(10));
+        i.remember(key("c"), json!(3), t0 + Duration::from_secs(20));
+        let cache = i.cache();
+        assert_eq!(cache.len(), 2);
+        assert!(!cache.contains_key(&key("b")), "the soonest to expire left");
+    }
+
+    #[test]
+    fn an_unreachable_endpoint_is_unavailable_and_a_bad_request_is_invalid() {
+        assert!(matches!(
+            introspection_failed("POST x: Connection refused"),
+            AuthError::Unavailable(_)
+        ));
+        assert!(matches!(
+            introspection_failed("POST x: HTTP 400: invalid_request"),
+            AuthError::Invalid(_)
+        ));
+    }
+
+    #[test]
+    fn the_audience_is_a_string_or_a_list() {
+        let r = "https://mcp.example/mcp";
+        assert!(audience_names(&json!({"aud": r}), r));
+        assert!(audience_names(
+            &json!({"aud": "https://mcp.example/mcp/"}),
+            r
+        ));
+        assert!(audience_names(&json!({"aud": ["x", r]}), r));
+        assert!(!audience_names(
+            &json!({"aud": "https://other.example/mcp"}),
+            r
+        ));
+        assert!(!audience_names(&json!({}), r));
+    }
+}
