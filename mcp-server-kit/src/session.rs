@@ -102,7 +102,11 @@ impl KitSession {
     }
 
     fn dispatch(&self, rc: RequestContext) {
-        let params: Value = rc.params().unwrap_or(Value::Null);
+        let params: Value = match rc.params::<SansMeta>() {
+            Ok(p) => p.0,
+            // Params that are no object (the kit reads none of those as anything).
+            Err(_) => rc.params().unwrap_or(Value::Null),
+        };
         let version = rc.protocol_version;
         match rc.method.as_str() {
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
@@ -474,5 +478,59 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
     match r {
         R::MissingCapability { capability, .. } => Error::MissingCapability(capability),
         other => Error::Unsupported(format!("{other}")),
+    }
+}
+
+/// A request's params object without its `_meta`, which the engine has read already (and no
+/// handler of the kit reads): in the 2026-07-28 era that envelope is on every request, and
+/// building it into a `Value` tree each time is wasted work.
+struct SansMeta(Value);
+
+impl<'de> serde::Deserialize<'de> for SansMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = SansMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a params object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<SansMeta, A::Error> {
+                let mut m = serde_json::Map::new();
+                while let Some(k) = a.next_key::<String>()? {
+                    if k == "_meta" {
+                        a.next_value::<serde::de::IgnoredAny>()?;
+                    } else {
+                        let v: Value = a.next_value()?;
+                        m.insert(k, v);
+                    }
+                }
+                Ok(SansMeta(Value::Object(m)))
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+#[cfg(test)]
+mod sans_meta_tests {
+    use super::*;
+
+    #[test]
+    fn params_lose_their_meta_and_keep_the_rest() {
+        let text = r#"{"name":"echo","_meta":{"progressToken":1,"x":[1,2]},
+            "arguments":{"_meta":"kept: not at the top"},"n":null}"#;
+        let SansMeta(v) = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            v,
+            json!({"name": "echo", "arguments": {"_meta": "kept: not at the top"}, "n": null})
+        );
+        // A key written with an escape is the same key.
+        let SansMeta(v) = serde_json::from_str(r#"{"_\u006deta":{},"a":1}"#).unwrap();
+        assert_eq!(v, json!({"a": 1}));
+        // Anything but an object is refused (the caller then reads it as a plain Value).
+        assert!(serde_json::from_str::<SansMeta>("[1]").is_err());
     }
 }
