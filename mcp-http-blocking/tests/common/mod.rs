@@ -157,6 +157,7 @@ impl Session for TestSession {
                         ),
                         Some(&id),
                     );
+                    let _ = ctl.ev_tx.try_send("gated:waiting".into());
                     let _ = ctl.go_rx.recv_timeout(Duration::from_secs(10));
                     let _ = out.send(
                         note(
