@@ -26,43 +26,19 @@
 
 #[cfg(feature = "client")]
 pub mod client;
-#[cfg(feature = "server")]
-mod config;
-#[cfg(feature = "server")]
-mod http;
-#[cfg(feature = "server")]
-mod inline;
-#[cfg(feature = "server")]
-mod legacy;
-#[cfg(feature = "server")]
-mod modern;
 #[cfg(feature = "oauth")]
 pub mod oauth;
 #[cfg(feature = "server")]
-mod routes;
-#[cfg(feature = "server")]
-mod security;
-#[cfg(feature = "server")]
 mod server;
-#[cfg(feature = "server")]
-mod store;
-#[cfg(feature = "server")]
-mod transport;
 
 use std::fmt;
 
 #[cfg(feature = "server")]
-pub use config::{AuthConfig, HttpConfig};
-#[cfg(feature = "server")]
-pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
-#[cfg(feature = "server")]
-pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
-#[cfg(feature = "server")]
-pub use server::{HttpServer, HttpServerBuilder, ServerHandle};
-#[cfg(feature = "server")]
-pub use store::{EventStore, MemoryEventStore};
-#[cfg(feature = "server")]
-pub use transport::{StreamableHttp, Sweeper};
+pub use server::{
+    AuthConfig, AuthError, Authorizer, Body, EventStore, HttpConfig, HttpRequest, HttpResponse,
+    HttpServer, HttpServerBuilder, MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext,
+    StreamEnd, StreamableHttp, Sweeper, decode_header_value,
+};
 
 /// The header carrying the legacy session id.
 pub const SESSION_HEADER: &str = "Mcp-Session-Id";

@@ -6,11 +6,13 @@
 //! bytes as they are, an [`SseBody`] event by event (flushing after each one, and writing a `:`
 //! comment whenever [`SseBody::next_event`] reports [`SseNext::Idle`]).
 
+use std::io::Read;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
-use mcp_core::jsonrpc::{ErrorObject, Message, RequestId};
+use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes};
+use serde_json::json;
 
 /// The head of one HTTP request.
 #[derive(Debug, Clone)]
@@ -303,4 +305,54 @@ pub(crate) fn accepts(accept: Option<&str>, mime: &str) -> bool {
             || m == "*/*"
             || (m.ends_with("/*") && m[..m.len() - 2].eq_ignore_ascii_case(major))
     })
+}
+
+/// 400 with a JSON-RPC invalid-request error saying `detail`.
+pub(crate) fn err400(detail: impl Into<String>) -> HttpResponse {
+    HttpResponse::rpc_error(
+        400,
+        None,
+        ErrorObject::new(codes::INVALID_REQUEST, detail.into()),
+    )
+}
+
+/// 404 for a legacy session id that names no live session.
+pub(crate) fn session_not_found() -> HttpResponse {
+    HttpResponse::rpc_error(404, None, ErrorObject::new(-32001, "Session not found"))
+}
+
+/// 400 for a protocol revision this server does not speak, listing the ones it does.
+pub(crate) fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpResponse {
+    HttpResponse::rpc_error(
+        400,
+        None,
+        ErrorObject::new(
+            codes::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({ "supported": supported, "requested": requested })),
+    )
+}
+
+/// 405 for a method the endpoint does not serve.
+pub(crate) fn method_not_allowed() -> HttpResponse {
+    HttpResponse::empty(405).with_header("Allow", "POST")
+}
+
+/// Reads a request body of at most `max` bytes; 413 beyond it (checked against the declared
+/// length first, so an oversized body is refused before any of it is read).
+pub(crate) fn read_body(
+    req: &HttpRequest,
+    body: &mut dyn Read,
+    max: usize,
+) -> Result<Vec<u8>, HttpResponse> {
+    if req.content_length.is_some_and(|l| l > max as u64) {
+        return Err(HttpResponse::empty(413));
+    }
+    let mut buf = Vec::with_capacity(req.content_length.unwrap_or(0).min(max as u64) as usize);
+    match body.take(max as u64 + 1).read_to_end(&mut buf) {
+        Ok(_) if buf.len() > max => Err(HttpResponse::empty(413)),
+        Ok(_) => Ok(buf),
+        Err(e) => Err(err400(format!("could not read the body: {e}"))),
+    }
 }

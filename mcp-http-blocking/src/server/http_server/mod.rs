@@ -36,8 +36,8 @@ use mcp_core::service::Service;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::Error;
-use crate::config::HttpConfig;
-use crate::transport::StreamableHttp;
+use crate::server::config::HttpConfig;
+use crate::server::streamable::{StreamableHttp, Sweeper};
 
 /// Builds an [`HttpServer`].
 #[must_use]
@@ -234,7 +234,7 @@ pub struct ServerHandle {
     addr: SocketAddr,
     shared: Arc<Shared>,
     _stop: Sender<()>,
-    sweeper: Option<crate::transport::Sweeper>,
+    sweeper: Option<Sweeper>,
     /// Disconnected once every recv thread has ended (each holds a sender).
     exited: Option<Receiver<()>>,
 }

@@ -12,14 +12,18 @@ use mcp_core::service::Service;
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
-use crate::config::HttpConfig;
-use crate::http::{Body, HttpRequest, HttpResponse, SseBody, StreamEnd, accepts};
-use crate::inline::{Deferred, Handoff, Reply, Via, Watch};
-use crate::legacy::{Kind, Registry};
-use crate::security::{AuthError, cors_headers, host_allowed, preflight};
-use crate::store::{EventStore, MemoryEventStore};
-
-pub use crate::{SESSION_HEADER, VERSION_HEADER};
+use crate::server::answer::{Deferred, Handoff, Reply, Via, Watch};
+use crate::server::config::HttpConfig;
+use crate::server::context::ServerContext;
+use crate::server::http::{
+    Body, HttpRequest, HttpResponse, accepts, err400, method_not_allowed, read_body,
+    session_not_found, unsupported_version,
+};
+use crate::server::security::{AuthError, cors_headers, host_allowed, preflight};
+use crate::server::sessions::{Kind, Registry};
+use crate::server::store::MemoryEventStore;
+use crate::server::{legacy, stateless};
+use crate::{SESSION_HEADER, VERSION_HEADER};
 const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 
 /// Streamable HTTP for one [`Service`], independent of the HTTP server that carries it.
@@ -27,16 +31,7 @@ const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 /// Cloning is cheap and shares everything (sessions included).
 #[derive(Clone)]
 pub struct StreamableHttp {
-    pub(crate) inner: Arc<Inner>,
-}
-
-pub(crate) struct Inner {
-    pub(crate) cfg: Arc<HttpConfig>,
-    pub(crate) service: Arc<dyn Service>,
-    pub(crate) sessions: Registry,
-    pub(crate) store: Arc<dyn EventStore>,
-    /// Present when sessions run handlers inline (the core of an [`crate::HttpServer`]).
-    pub(crate) watch: Option<Watch>,
+    inner: Arc<ServerContext>,
 }
 
 /// Stops the sweeper thread when dropped (or through [`Sweeper::stop`]).
@@ -65,57 +60,6 @@ impl Drop for Sweeper {
     }
 }
 
-pub(crate) type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
-
-pub(crate) struct Answer {
-    pub(crate) accept_sse: bool,
-    pub(crate) single: bool,
-    pub(crate) modern: bool,
-    pub(crate) prefix: Vec<Vec<u8>>,
-}
-
-pub(crate) fn err400(detail: impl Into<String>) -> HttpResponse {
-    HttpResponse::rpc_error(
-        400,
-        None,
-        ErrorObject::new(codes::INVALID_REQUEST, detail.into()),
-    )
-}
-
-pub(crate) fn session_not_found() -> HttpResponse {
-    HttpResponse::rpc_error(404, None, ErrorObject::new(-32001, "Session not found"))
-}
-
-pub(crate) fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpResponse {
-    HttpResponse::rpc_error(
-        400,
-        None,
-        ErrorObject::new(
-            codes::UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-        )
-        .with_data(json!({ "supported": supported, "requested": requested })),
-    )
-}
-
-pub(crate) fn sse_response(body: SseBody) -> HttpResponse {
-    HttpResponse {
-        status: 200,
-        headers: vec![
-            ("Content-Type".into(), "text/event-stream".into()),
-            ("Cache-Control".into(), "no-cache".into()),
-            ("X-Accel-Buffering".into(), "no".into()),
-        ],
-        body: Body::Sse(body),
-    }
-}
-
-pub(crate) fn new_session_id() -> Option<String> {
-    let mut b = [0u8; 24];
-    getrandom::fill(&mut b).ok()?;
-    Some(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
 impl StreamableHttp {
     /// A transport serving `service` with `cfg`.
     pub fn new(service: impl Service, cfg: HttpConfig) -> Self {
@@ -123,7 +67,7 @@ impl StreamableHttp {
     }
 
     /// A transport whose sessions run handlers on the request's thread, for an HTTP server
-    /// that can hand a response over to another thread (see `inline`).
+    /// that can hand a response over to another thread (see `answer::escape`).
     pub(crate) fn new_inline(service: impl Service, cfg: HttpConfig) -> std::io::Result<Self> {
         let watch = Watch::start(cfg.json_window)?;
         Ok(Self::build(service, cfg, Some(watch)))
@@ -135,7 +79,7 @@ impl StreamableHttp {
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryEventStore::new(cfg.history)));
         StreamableHttp {
-            inner: Arc::new(Inner {
+            inner: Arc::new(ServerContext {
                 cfg: Arc::new(cfg),
                 service: Arc::new(service),
                 sessions: Registry::default(),
@@ -205,7 +149,7 @@ impl StreamableHttp {
     }
 
     /// Handles one request for an HTTP server that can also write the response from another
-    /// thread (`handoff`, called at most once; see `inline`).
+    /// thread (`handoff`, called at most once; see `answer::escape`).
     pub(crate) fn handle_inline(
         &self,
         req: &HttpRequest,
@@ -300,25 +244,21 @@ impl StreamableHttp {
         if path == cfg.path {
             match req.method.as_str() {
                 "POST" => self.post(req, body, claims, via),
-                "GET" => Reply::Now(self.get(req)),
-                "DELETE" => Reply::Now(self.delete(req)),
-                _ => Reply::Now(self.method_not_allowed()),
+                "GET" => Reply::Now(legacy::get(&self.inner, req)),
+                "DELETE" => Reply::Now(legacy::delete(&self.inner, req)),
+                _ => Reply::Now(method_not_allowed()),
             }
         } else if path == cfg.sse_path {
             if req.method == "GET" {
-                Reply::Now(self.old_sse_get(req, claims))
+                Reply::Now(legacy::sse_get(&self.inner, claims))
             } else {
                 Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"))
             }
         } else if req.method == "POST" {
-            Reply::Now(self.old_sse_post(req, body))
+            Reply::Now(legacy::sse_post(&self.inner, req, body))
         } else {
             Reply::Now(HttpResponse::empty(405).with_header("Allow", "POST"))
         }
-    }
-
-    pub(crate) fn method_not_allowed(&self) -> HttpResponse {
-        HttpResponse::empty(405).with_header("Allow", "POST")
     }
 
     fn base_url(&self, req: &HttpRequest) -> String {
@@ -379,23 +319,6 @@ impl StreamableHttp {
         }
     }
 
-    pub(crate) fn read_body(
-        &self,
-        req: &HttpRequest,
-        body: &mut dyn Read,
-    ) -> Result<Vec<u8>, HttpResponse> {
-        let max = self.inner.cfg.max_body;
-        if req.content_length.is_some_and(|l| l > max as u64) {
-            return Err(HttpResponse::empty(413));
-        }
-        let mut buf = Vec::with_capacity(req.content_length.unwrap_or(0).min(max as u64) as usize);
-        match body.take(max as u64 + 1).read_to_end(&mut buf) {
-            Ok(_) if buf.len() > max => Err(HttpResponse::empty(413)),
-            Ok(_) => Ok(buf),
-            Err(e) => Err(err400(format!("could not read the body: {e}"))),
-        }
-    }
-
     fn post(
         &self,
         req: &HttpRequest,
@@ -433,7 +356,7 @@ impl StreamableHttp {
                 ),
             ));
         }
-        let bytes = match self.read_body(req, body) {
+        let bytes = match read_body(req, body, cfg.max_body) {
             Ok(b) => b,
             Err(r) => return Reply::Now(r),
         };
@@ -464,7 +387,8 @@ impl StreamableHttp {
                 _ => body_is_modern(),
             };
         if modern {
-            return self.post_modern(
+            return stateless::post(
+                &self.inner,
                 req,
                 incoming,
                 header_version.unwrap_or(""),
@@ -489,7 +413,7 @@ impl StreamableHttp {
                 Some(s) if s.kind == Kind::Streamable => (s, false),
                 _ => return Reply::Now(session_not_found()),
             },
-            None if is_init => match self.open_legacy(Kind::Streamable, claims) {
+            None if is_init => match legacy::open(&self.inner, Kind::Streamable, claims) {
                 Ok(s) => (s, true),
                 Err(r) => return Reply::Now(r),
             },
@@ -522,10 +446,11 @@ impl StreamableHttp {
             }
             v => v,
         };
-        let mut resp = match self.post_legacy(&sess, msgs, single, accept_sse, is_init, via) {
-            Reply::Now(r) => r,
-            other => return other,
-        };
+        let mut resp =
+            match legacy::post(&self.inner, &sess, msgs, single, accept_sse, is_init, via) {
+                Reply::Now(r) => r,
+                other => return other,
+            };
         if minted {
             let failed = resp.status != 200
                 || matches!(&resp.body, Body::Bytes(b) if serde_json::from_slice::<Value>(b).ok().is_some_and(|v| v.get("error").is_some()));

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use mcp_core::version::VersionSet;
 
-use crate::security::{Authorizer, OriginPolicy};
-use crate::store::EventStore;
+use crate::server::security::{Authorizer, OriginPolicy};
+use crate::server::store::EventStore;
 
 /// Settings of the transport core (the HTTP-server-independent part).
 #[derive(Clone)]

@@ -24,21 +24,16 @@
 //!   handler's client gets its SSE head and keep-alives as before, and a gone client is
 //!   noticed (in the 2026-07-28 era that is the cancellation).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crossbeam_channel::Receiver;
 
-use crate::config::HttpConfig;
-use crate::http::{Frame, HttpResponse, StreamEnd};
-use crate::modern::{ExchangeOutbound, Opened};
-use crate::routes::{answer, json_answer};
-use crate::transport::{Answer, OnEnd};
+use super::respond::{Answer, OnEnd, answer, json_answer};
+use crate::server::config::HttpConfig;
+use crate::server::http::{Frame, HttpResponse, StreamEnd};
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Each critical section here is a take or an insert: a poisoned lock is still consistent.
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -70,8 +65,23 @@ type Decorate = Box<dyn FnOnce(&mut HttpResponse) + Send>;
 pub(crate) enum Frames {
     /// A stream's channel.
     Channel(Receiver<Frame>),
-    /// A 2026-07-28 exchange, which makes its channel only when the answer needs one.
-    Exchange(Arc<ExchangeOutbound>),
+    /// A source that makes its channel only when the answer needs one (a 2026-07-28 exchange).
+    Lazy(Arc<dyn FrameSource>),
+}
+
+/// A source of an answer's frames that may skip the channel: a lone final answer that is
+/// already there when the answer is written goes back as it is.
+pub(crate) trait FrameSource: Send + Sync {
+    /// Called once, by whoever writes the answer.
+    fn open(&self) -> Opened;
+}
+
+/// Where the answer's frames come from (see [`FrameSource::open`]).
+pub(crate) enum Opened {
+    /// The final answer is already there: nothing else will come.
+    Final(Frame),
+    /// Messages come on this channel, the final answer last.
+    Channel(Receiver<Frame>),
 }
 
 /// The part of an answer that may run on any thread: waits for the stream's first message and
@@ -115,7 +125,7 @@ impl Deferred {
         } = self;
         let mut resp = match frames {
             Frames::Channel(rx) => answer(&cfg, rx, a, on_end, window),
-            Frames::Exchange(x) => match x.open() {
+            Frames::Lazy(x) => match x.open() {
                 Opened::Channel(rx) => answer(&cfg, rx, a, on_end, window),
                 Opened::Final(f) => {
                     on_end(StreamEnd::Completed);
@@ -164,122 +174,5 @@ impl Escape {
     /// Takes the answer back for the request's own thread; `None` when it started elsewhere.
     pub(crate) fn take(&self) -> Option<Deferred> {
         lock(&self.pending).take().map(|(_, d)| d)
-    }
-}
-
-/// The watchdog of inline requests: fires the escape of a request whose `handle` has run for
-/// longer than the JSON window. It ticks (every quarter window, between 1 and 50 ms) while
-/// requests come, and sleeps on a channel once none has been inside `handle` for
-/// [`SLEEP_AFTER`]; only then does a request have to wake it. Requests register in one of
-/// [`SHARDS`] maps, so the threads serving them rarely meet on a lock.
-pub(crate) struct Watch {
-    shared: Arc<WatchShared>,
-    /// Wakes the watchdog; dropping it (with the transport) ends the thread.
-    wake: Sender<()>,
-}
-
-/// How many maps requests register in (by a running count).
-const SHARDS: usize = 8;
-/// How long the watchdog ticks with no request inside `handle` before it sleeps.
-const SLEEP_AFTER: Duration = Duration::from_secs(1);
-
-type Running = HashMap<u64, (Instant, Arc<Escape>)>;
-
-struct WatchShared {
-    shards: [Mutex<Running>; SHARDS],
-    next: AtomicU64,
-    /// Set while the watchdog sleeps (or is about to): the next request wakes it.
-    asleep: AtomicBool,
-}
-
-/// Unregisters a request from the [`Watch`] when dropped (also when `handle` panics).
-pub(crate) struct Watched<'a> {
-    watch: &'a Watch,
-    key: u64,
-}
-
-impl Drop for Watched<'_> {
-    fn drop(&mut self) {
-        lock(self.watch.shared.shard(self.key)).remove(&self.key);
-    }
-}
-
-impl WatchShared {
-    fn shard(&self, key: u64) -> &Mutex<Running> {
-        &self.shards[key as usize % SHARDS]
-    }
-
-    fn is_empty(&self) -> bool {
-        self.shards.iter().all(|s| lock(s).is_empty())
-    }
-}
-
-impl Watch {
-    /// Starts the watchdog thread.
-    pub(crate) fn start(window: Duration) -> std::io::Result<Watch> {
-        let shared = Arc::new(WatchShared {
-            shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
-            next: AtomicU64::new(0),
-            asleep: AtomicBool::new(true),
-        });
-        let (wake, rx) = bounded(1);
-        let s2 = shared.clone();
-        let tick = (window / 4).clamp(Duration::from_millis(1), Duration::from_millis(50));
-        thread::Builder::new()
-            .name("mcp-http-watch".into())
-            .spawn(move || watch_loop(&s2, &rx, window, tick))?;
-        Ok(Watch { shared, wake })
-    }
-
-    /// Watches `escape` until the returned guard is dropped.
-    pub(crate) fn watch(&self, escape: &Arc<Escape>) -> Watched<'_> {
-        let key = self.shared.next.fetch_add(1, Ordering::Relaxed);
-        lock(self.shared.shard(key)).insert(key, (Instant::now(), escape.clone()));
-        if self.shared.asleep.load(Ordering::SeqCst)
-            && self.shared.asleep.swap(false, Ordering::SeqCst)
-        {
-            // Full means a wake-up is already pending.
-            let _ = self.wake.try_send(());
-        }
-        Watched { watch: self, key }
-    }
-}
-
-fn watch_loop(shared: &WatchShared, wake: &Receiver<()>, window: Duration, tick: Duration) {
-    let mut busy_at = Instant::now();
-    loop {
-        let woke = if shared.asleep.load(Ordering::SeqCst) {
-            wake.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            wake.recv_timeout(tick)
-        };
-        if let Err(RecvTimeoutError::Disconnected) = woke {
-            return;
-        }
-        let now = Instant::now();
-        let mut due = Vec::new();
-        let mut any = false;
-        for shard in &shared.shards {
-            let mut r = lock(shard);
-            any |= !r.is_empty();
-            let keys: Vec<u64> = r
-                .iter()
-                .filter(|(_, (t, _))| now.saturating_duration_since(*t) >= window)
-                .map(|(k, _)| *k)
-                .collect();
-            due.extend(keys.iter().filter_map(|k| r.remove(k)).map(|(_, e)| e));
-        }
-        for e in due {
-            e.fire(true);
-        }
-        if any {
-            busy_at = now;
-        } else if now.saturating_duration_since(busy_at) >= SLEEP_AFTER {
-            shared.asleep.store(true, Ordering::SeqCst);
-            // A request that registered before it saw the flag would not wake us: look again.
-            if !shared.is_empty() && shared.asleep.swap(false, Ordering::SeqCst) {
-                busy_at = now;
-            }
-        }
     }
 }

@@ -1,20 +1,15 @@
-//! The 2026-07-28 era: every POST is one exchange. The transport opens a session of the service
-//! for it, delivers the one message, relays what the service sends about it, and closes the
-//! session after the answer, or when the client hangs up (which is the cancellation).
+//! One 2026-07-28 exchange's outbound side: what the service sends about the exchange's request
+//! (progress, log messages, the final answer) on its way to the HTTP answer.
 
-use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes};
+use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::service::{Closed, Outbound};
-use serde::Deserialize;
-use serde_json::Value;
 
-use crate::http::{Frame, HttpRequest, HttpResponse};
-use crate::inline::Escape;
-use crate::security::decode_header_value;
+use crate::server::answer::{Escape, FrameSource, Opened};
+use crate::server::http::Frame;
 
 /// Relays one exchange's messages to its answer. The channel is made only when the answer
 /// needs one: a lone final answer that comes before anyone waits for it (a quick handler run
@@ -30,7 +25,7 @@ pub(crate) struct ExchangeOutbound {
     /// Only ever held briefly.
     state: Mutex<State>,
     /// While the handler runs inline on the request's thread: its pending answer, started
-    /// elsewhere by the first message that is not the final answer (see `inline`).
+    /// elsewhere by the first message that is not the final answer (see `answer::escape`).
     escape: Mutex<Option<Arc<Escape>>>,
 }
 
@@ -47,14 +42,6 @@ enum State {
     Final(Frame),
     /// The final answer was taken.
     Closed,
-}
-
-/// Where the answer of an exchange comes from (see [`ExchangeOutbound::open`]).
-pub(crate) enum Opened {
-    /// The final answer is already there: nothing else will come.
-    Final(Frame),
-    /// Messages come on this channel, the final answer last.
-    Channel(Receiver<Frame>),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -81,10 +68,12 @@ impl ExchangeOutbound {
     pub fn clear_escape(&self) {
         lock(&self.escape).take();
     }
+}
 
+impl FrameSource for ExchangeOutbound {
     /// Called once, by whoever writes the answer: the final answer if it is already there,
     /// else the channel the messages will come on (made now if nothing was sent yet).
-    pub fn open(&self) -> Opened {
+    fn open(&self) -> Opened {
         let mut st = lock(&self.state);
         match std::mem::replace(&mut *st, State::Closed) {
             State::Final(f) => Opened::Final(f),
@@ -172,128 +161,6 @@ impl Outbound for ExchangeOutbound {
         }
         if ok { Ok(()) } else { Err(Closed) }
     }
-}
-
-/// What the header checks read from a message's params, borrowed where the text allows: the
-/// params (a tool's arguments, say) are not parsed into a `Value` for it.
-#[derive(Deserialize, Default)]
-struct Head<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<MetaHead<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    uri: Option<Cow<'a, str>>,
-}
-
-#[derive(Deserialize)]
-struct MetaHead<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    version: Option<Cow<'a, str>>,
-}
-
-/// The [`Head`] of some params; when they do not fit its types (a name that is not a string,
-/// a duplicate key, no object at all), read the way a `Value` reads them, where anything that
-/// is not a string counts as absent.
-fn head<'a>(typed: Result<Head<'a>, serde_json::Error>, value: impl FnOnce() -> Value) -> Head<'a> {
-    if let Ok(h) = typed {
-        return h;
-    }
-    let v = value();
-    let text = |x: Option<&Value>| x.and_then(Value::as_str).map(|s| Cow::Owned(s.to_owned()));
-    Head {
-        meta: Some(MetaHead {
-            version: text(
-                v.get("_meta")
-                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")),
-            ),
-        }),
-        name: text(v.get("name")),
-        uri: text(v.get("uri")),
-    }
-}
-
-/// The HTTP status of a 2026-07-28 error answer sent as JSON.
-pub(crate) fn status_for(code: Option<i64>) -> u16 {
-    match code {
-        Some(codes::METHOD_NOT_FOUND) => 404,
-        Some(codes::HEADER_MISMATCH)
-        | Some(codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
-        | Some(codes::UNSUPPORTED_PROTOCOL_VERSION) => 400,
-        _ => 200,
-    }
-}
-
-fn mismatch(id: Option<RequestId>, detail: String) -> HttpResponse {
-    HttpResponse::rpc_error(400, id, ErrorObject::new(codes::HEADER_MISMATCH, detail))
-}
-
-/// Checks the 2026-07-28 request headers against the body: `MCP-Protocol-Version` equals
-/// `_meta` protocolVersion, `Mcp-Method` equals `method`, `Mcp-Name` equals `params.name` /
-/// `params.uri` where the method has one. Values may use the `=?base64?...?=` form.
-pub(crate) fn check_headers(
-    req: &HttpRequest,
-    msg: &Message,
-    header_version: &str,
-) -> Result<(), HttpResponse> {
-    let id = msg.id().cloned();
-    let (method, head) = match msg {
-        Message::Request(r) => (r.method.as_str(), head(r.params(), || r.params_value())),
-        Message::Notification(n) => (n.method.as_str(), head(n.params(), || n.params_value())),
-        // Responses carry no method; nothing to compare.
-        _ => return Ok(()),
-    };
-    if let Message::Request(_) = msg {
-        let meta_version = head.meta.as_ref().and_then(|m| m.version.as_deref());
-        if meta_version != Some(header_version) {
-            return Err(mismatch(
-                id,
-                format!(
-                    "MCP-Protocol-Version header {header_version:?} does not match _meta protocolVersion {meta_version:?}"
-                ),
-            ));
-        }
-    }
-    match req.header("Mcp-Method").map(decode_header_value) {
-        Some(Some(h)) if h == method => {}
-        Some(Some(h)) => {
-            return Err(mismatch(
-                id,
-                format!("Mcp-Method header {h:?} does not match method {method:?}"),
-            ));
-        }
-        Some(None) => return Err(mismatch(id, "Mcp-Method header is not valid base64".into())),
-        None => return Err(mismatch(id, "the Mcp-Method header is required".into())),
-    }
-    let name_key = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(key) = name_key {
-        let body_name = if key == "name" {
-            head.name.as_deref()
-        } else {
-            head.uri.as_deref()
-        };
-        match req.header("Mcp-Name").map(decode_header_value) {
-            Some(Some(h)) if Some(h.as_str()) == body_name => {}
-            Some(Some(h)) => {
-                return Err(mismatch(
-                    id,
-                    format!("Mcp-Name header {h:?} does not match params.{key} {body_name:?}"),
-                ));
-            }
-            Some(None) => return Err(mismatch(id, "Mcp-Name header is not valid base64".into())),
-            None => {
-                return Err(mismatch(
-                    id,
-                    format!("the Mcp-Name header is required for {method}"),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -19,10 +19,17 @@ use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::service::{Closed, Outbound, Session};
 use mcp_core::version::ProtocolVersion;
 
-use crate::config::HttpConfig;
-use crate::http::{Frame, StreamEnd, sse_head};
-use crate::inline::Escape;
-use crate::store::EventStore;
+use crate::server::answer::Escape;
+use crate::server::config::HttpConfig;
+use crate::server::http::{Frame, StreamEnd, sse_head};
+use crate::server::store::EventStore;
+
+/// A fresh session id: 24 bytes of OS randomness, hex; `None` when the OS has none to give.
+pub(crate) fn new_session_id() -> Option<String> {
+    let mut b = [0u8; 24];
+    getrandom::fill(&mut b).ok()?;
+    Some(b.iter().map(|x| format!("{x:02x}")).collect())
+}
 
 /// How many finished POST streams keep their history for late resumption.
 const KEEP_FINISHED_STREAMS: usize = 64;
@@ -84,7 +91,7 @@ struct StreamInner {
     /// Some message went out on the stream.
     sent: bool,
     /// While the POST's requests are handled inline on its thread: the pending answer,
-    /// started elsewhere by the first message that is not the stream's last (see `inline`).
+    /// started elsewhere by the first message that is not the stream's last (see `answer::escape`).
     escape: Option<Arc<Escape>>,
 }
 
@@ -620,6 +627,7 @@ pub(crate) fn priming_event(no: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::answer::{Answer, Deferred, Frames};
     use mcp_core::jsonrpc::Response;
 
     /// Counts what the session asks of its store.
@@ -651,10 +659,10 @@ mod tests {
         let (stream, att) = sess.open_post_stream(&[RequestId::from(id)], true).unwrap();
         let rx = att.rx.unwrap();
         let escape = quiet.then(|| {
-            let deferred = crate::inline::Deferred::new(
+            let deferred = Deferred::new(
                 sess.cfg.clone(),
-                crate::inline::Frames::Channel(bounded(1).1),
-                crate::transport::Answer {
+                Frames::Channel(bounded(1).1),
+                Answer {
                     accept_sse: true,
                     single: true,
                     modern: false,

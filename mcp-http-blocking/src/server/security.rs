@@ -1,7 +1,7 @@
 //! Checks that run before any MCP processing: Host and Origin allowlists (DNS rebinding),
 //! CORS, bearer-token authorization, and the `=?base64?...?=` header encoding.
 
-use crate::http::{HttpRequest, HttpResponse};
+use crate::server::http::{HttpRequest, HttpResponse};
 
 /// Which `Origin` header values are accepted. A request without `Origin` (not from a browser)
 /// is always accepted; browsers always send it on cross-origin requests.

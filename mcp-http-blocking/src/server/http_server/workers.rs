@@ -2,7 +2,7 @@
 //!
 //! Each generation of `tiny_http::Server` has its own set of recv threads. A recv thread that
 //! takes a request answers it itself, on the spot (the service may even run the handler right
-//! there, see `inline`): handing every request to another thread cost a wake-up and a context
+//! there, see `answer::escape`): handing every request to another thread cost a wake-up and a context
 //! switch per request, which on a busy machine was the larger part of a small request's cost.
 //! Two rules keep a recv thread from holding up others:
 //! - When a thread takes a request and no other thread of its generation is left waiting in
@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::Shared;
-use crate::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
-use crate::inline::{Deferred, Handoff, Reply};
+use crate::server::answer::{Deferred, Handoff, Reply};
+use crate::server::http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 
 /// How long a recv thread waits in `recv` before it looks at the server's state again.
 pub(super) const POLL: Duration = Duration::from_millis(250);
@@ -357,7 +357,7 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
 }
 
 /// The request while the core handles it: its body is read through here, and the core's
-/// handoff may take it to answer from another thread (see `inline`).
+/// handoff may take it to answer from another thread (see `answer::escape`).
 type Held = Arc<Mutex<Option<tiny_http::Request>>>;
 
 fn take(held: &Held) -> Option<tiny_http::Request> {

@@ -1,0 +1,135 @@
+//! The choice between a JSON and an SSE answer, shared by both eras: a stream's channel in, the
+//! HTTP response out.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use mcp_core::jsonrpc::{ErrorObject, codes};
+
+use crate::server::config::HttpConfig;
+use crate::server::http::{Body, Frame, HttpResponse, SseBody, StreamEnd};
+
+/// Told how a stream ended, once.
+pub(crate) type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
+
+/// What shapes an answer.
+pub(crate) struct Answer {
+    /// The client accepts `text/event-stream`.
+    pub(crate) accept_sse: bool,
+    /// The POST carried one request (its answer may go back alone as JSON).
+    pub(crate) single: bool,
+    /// A 2026-07-28 exchange (errors map to HTTP statuses).
+    pub(crate) modern: bool,
+    /// Events written before the stream's own (a priming event).
+    pub(crate) prefix: Vec<Vec<u8>>,
+}
+
+/// An SSE response around `body`.
+pub(crate) fn sse_response(body: SseBody) -> HttpResponse {
+    HttpResponse {
+        status: 200,
+        headers: vec![
+            ("Content-Type".into(), "text/event-stream".into()),
+            ("Cache-Control".into(), "no-cache".into()),
+            ("X-Accel-Buffering".into(), "no".into()),
+        ],
+        body: Body::Sse(body),
+    }
+}
+
+/// The HTTP status of a 2026-07-28 error answer sent as JSON.
+pub(crate) fn status_for(code: Option<i64>) -> u16 {
+    match code {
+        Some(codes::METHOD_NOT_FOUND) => 404,
+        Some(codes::HEADER_MISMATCH)
+        | Some(codes::MISSING_REQUIRED_CLIENT_CAPABILITY)
+        | Some(codes::UNSUPPORTED_PROTOCOL_VERSION) => 400,
+        _ => 200,
+    }
+}
+
+/// A lone final answer as a JSON response.
+pub(crate) fn json_answer(modern: bool, f: Frame) -> HttpResponse {
+    let status = if modern {
+        status_for(f.error_code)
+    } else {
+        200
+    };
+    HttpResponse::json(status, f.json)
+}
+
+/// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
+/// JSON, or when the answer arrives alone within the JSON window; SSE otherwise. `window` is what is left of that window.
+pub(crate) fn answer(
+    cfg: &HttpConfig,
+    rx: Receiver<Frame>,
+    a: Answer,
+    on_end: OnEnd,
+    window: Duration,
+) -> HttpResponse {
+    let modern = a.modern;
+    let json_of = |f: Frame| json_answer(modern, f);
+    if !a.accept_sse {
+        let deadline = Instant::now() + cfg.request_timeout;
+        let mut answers = Vec::new();
+        loop {
+            match rx.recv_deadline(deadline) {
+                Ok(f) => {
+                    let last = f.last;
+                    if f.is_response {
+                        answers.push(f);
+                    }
+                    if last {
+                        break;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    on_end(StreamEnd::ClientGone);
+                    return HttpResponse::rpc_error(
+                        504,
+                        None,
+                        ErrorObject::internal("no answer in time"),
+                    );
+                }
+            }
+        }
+        on_end(StreamEnd::Completed);
+        return if a.single {
+            match answers.into_iter().next() {
+                Some(f) => json_of(f),
+                None => {
+                    HttpResponse::rpc_error(503, None, ErrorObject::internal("the session closed"))
+                }
+            }
+        } else {
+            let mut out = b"[".to_vec();
+            for (i, f) in answers.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&f.json);
+            }
+            out.push(b']');
+            HttpResponse::json(200, out)
+        };
+    }
+    let mut initial = a.prefix;
+    match rx.recv_timeout(window) {
+        Ok(f) if f.last && a.single => {
+            on_end(StreamEnd::Completed);
+            json_of(f)
+        }
+        Ok(f) => {
+            initial.push(f.into_event());
+            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            on_end(StreamEnd::Completed);
+            sse_response(SseBody::new(initial, None, cfg.keepalive, None))
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! What every handler of a request shares: the settings, the service, the legacy sessions, the
+//! event store and, on the core of an [`crate::HttpServer`], the watchdog of inline handlers.
+
+use std::sync::Arc;
+
+use mcp_core::service::Service;
+
+use crate::server::answer::Watch;
+use crate::server::config::HttpConfig;
+use crate::server::sessions::Registry;
+use crate::server::store::EventStore;
+
+/// The state of one transport, shared by its clones and by the handlers of each era.
+pub(crate) struct ServerContext {
+    pub(crate) cfg: Arc<HttpConfig>,
+    pub(crate) service: Arc<dyn Service>,
+    pub(crate) sessions: Registry,
+    pub(crate) store: Arc<dyn EventStore>,
+    /// Present when sessions run handlers inline (the core of an [`crate::HttpServer`]).
+    pub(crate) watch: Option<Watch>,
+}

@@ -1,0 +1,33 @@
+//! The Streamable HTTP server, in layers that import downward only:
+//!
+//! 1. [`HttpServer`] (`http_server/`): the tiny_http adapter, sockets and threads; it hands each
+//!    request to the core.
+//! 2. [`StreamableHttp`] (`streamable`): the transport core, independent of any HTTP server:
+//!    Host, Origin and authorization checks, routing by path and method, and the choice of era
+//!    for a POST; it calls the era handlers.
+//! 3. The era handlers: `legacy` (sessions, GET streams, DELETE, the 2024-11-05 pair, over the
+//!    session registry in `sessions`) and `stateless` (2026-07-28 exchanges). They share the
+//!    transport's state (`context`) and hand each request's messages to the layer below.
+//! 4. Answer delivery (`answer/`): a stream's messages in, a JSON or SSE answer out, and the
+//!    escape that lets an answer start on another thread while its handler still runs.
+//! 5. Shapes and settings that every layer uses: `http` (requests, responses, SSE bodies),
+//!    `config`, `security`, `store`.
+
+mod answer;
+mod config;
+mod context;
+mod http;
+mod http_server;
+mod legacy;
+mod security;
+mod sessions;
+mod stateless;
+mod store;
+mod streamable;
+
+pub use config::{AuthConfig, HttpConfig};
+pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
+pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
+pub use store::{EventStore, MemoryEventStore};
+pub use streamable::{StreamableHttp, Sweeper};

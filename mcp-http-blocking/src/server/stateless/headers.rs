@@ -1,0 +1,123 @@
+//! The 2026-07-28 request headers checked against the body: `MCP-Protocol-Version` against
+//! `_meta`'s protocolVersion, `Mcp-Method` against the method, `Mcp-Name` against the tool,
+//! prompt or resource the params name.
+
+use std::borrow::Cow;
+
+use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::server::http::{HttpRequest, HttpResponse};
+use crate::server::security::decode_header_value;
+
+/// What the header checks read from a message's params, borrowed where the text allows: the
+/// params (a tool's arguments, say) are not parsed into a `Value` for it.
+#[derive(Deserialize, Default)]
+struct Head<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<MetaHead<'a>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct MetaHead<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    version: Option<Cow<'a, str>>,
+}
+
+/// The [`Head`] of some params; when they do not fit its types (a name that is not a string,
+/// a duplicate key, no object at all), read the way a `Value` reads them, where anything that
+/// is not a string counts as absent.
+fn head<'a>(typed: Result<Head<'a>, serde_json::Error>, value: impl FnOnce() -> Value) -> Head<'a> {
+    if let Ok(h) = typed {
+        return h;
+    }
+    let v = value();
+    let text = |x: Option<&Value>| x.and_then(Value::as_str).map(|s| Cow::Owned(s.to_owned()));
+    Head {
+        meta: Some(MetaHead {
+            version: text(
+                v.get("_meta")
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")),
+            ),
+        }),
+        name: text(v.get("name")),
+        uri: text(v.get("uri")),
+    }
+}
+
+fn mismatch(id: Option<RequestId>, detail: String) -> HttpResponse {
+    HttpResponse::rpc_error(400, id, ErrorObject::new(codes::HEADER_MISMATCH, detail))
+}
+
+/// Checks the 2026-07-28 request headers against the body: `MCP-Protocol-Version` equals
+/// `_meta` protocolVersion, `Mcp-Method` equals `method`, `Mcp-Name` equals `params.name` /
+/// `params.uri` where the method has one. Values may use the `=?base64?...?=` form.
+pub(crate) fn check_headers(
+    req: &HttpRequest,
+    msg: &Message,
+    header_version: &str,
+) -> Result<(), HttpResponse> {
+    let id = msg.id().cloned();
+    let (method, head) = match msg {
+        Message::Request(r) => (r.method.as_str(), head(r.params(), || r.params_value())),
+        Message::Notification(n) => (n.method.as_str(), head(n.params(), || n.params_value())),
+        // Responses carry no method; nothing to compare.
+        _ => return Ok(()),
+    };
+    if let Message::Request(_) = msg {
+        let meta_version = head.meta.as_ref().and_then(|m| m.version.as_deref());
+        if meta_version != Some(header_version) {
+            return Err(mismatch(
+                id,
+                format!(
+                    "MCP-Protocol-Version header {header_version:?} does not match _meta protocolVersion {meta_version:?}"
+                ),
+            ));
+        }
+    }
+    match req.header("Mcp-Method").map(decode_header_value) {
+        Some(Some(h)) if h == method => {}
+        Some(Some(h)) => {
+            return Err(mismatch(
+                id,
+                format!("Mcp-Method header {h:?} does not match method {method:?}"),
+            ));
+        }
+        Some(None) => return Err(mismatch(id, "Mcp-Method header is not valid base64".into())),
+        None => return Err(mismatch(id, "the Mcp-Method header is required".into())),
+    }
+    let name_key = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(key) = name_key {
+        let body_name = if key == "name" {
+            head.name.as_deref()
+        } else {
+            head.uri.as_deref()
+        };
+        match req.header("Mcp-Name").map(decode_header_value) {
+            Some(Some(h)) if Some(h.as_str()) == body_name => {}
+            Some(Some(h)) => {
+                return Err(mismatch(
+                    id,
+                    format!("Mcp-Name header {h:?} does not match params.{key} {body_name:?}"),
+                ));
+            }
+            Some(None) => return Err(mismatch(id, "Mcp-Name header is not valid base64".into())),
+            None => {
+                return Err(mismatch(
+                    id,
+                    format!("the Mcp-Name header is required for {method}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! The 2026-07-28 era's handler: every POST is one exchange. It opens a session of the service
+//! for it, delivers the one message, relays what the service sends about it ([`exchange`]),
+//! and closes the session after the answer, or when the client hangs up (which is the
+//! cancellation). The request headers are checked against the body first ([`headers`]).
+
+mod exchange;
+mod headers;
+
+use std::sync::Arc;
+
+use mcp_core::jsonrpc::{ErrorObject, Incoming, Message, codes};
+use mcp_core::service::{SessionInfo, TransportKind};
+use serde_json::Value;
+
+use crate::server::answer::{Answer, Deferred, Escape, Frames, OnEnd, Reply, Via};
+use crate::server::context::ServerContext;
+use crate::server::http::{HttpRequest, HttpResponse, StreamEnd, err400, unsupported_version};
+use exchange::ExchangeOutbound;
+use headers::check_headers;
+
+pub(crate) fn post(
+    ctx: &Arc<ServerContext>,
+    req: &HttpRequest,
+    incoming: Incoming,
+    header_version: &str,
+    accept_sse: bool,
+    claims: Option<Value>,
+    via: Via,
+) -> Reply {
+    let cfg = &ctx.cfg;
+    let Incoming::Single(msg) = incoming else {
+        return Reply::Now(err400("JSON-RPC batches are not supported"));
+    };
+    let version = match cfg.versions.check_modern(header_version) {
+        Ok(v) => v,
+        Err(supported) if !header_version.is_empty() => {
+            return Reply::Now(unsupported_version(header_version, supported));
+        }
+        Err(_) => {
+            return Reply::Now(HttpResponse::rpc_error(
+                400,
+                msg.id().cloned(),
+                ErrorObject::new(
+                    codes::HEADER_MISMATCH,
+                    "the MCP-Protocol-Version header is required",
+                ),
+            ));
+        }
+    };
+    if let Err(r) = check_headers(req, &msg, header_version) {
+        return Reply::Now(r);
+    }
+    let id = match &msg {
+        Message::Request(r) => Some(r.id.clone()),
+        _ => None,
+    };
+    let out = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
+    let mut info = SessionInfo::new(TransportKind::StreamableHttp).with_protocol_version(version);
+    if let Some(c) = claims {
+        info = info.with_auth(c);
+    }
+    // Every exchange has a session of its own: it runs inline exactly when this request
+    // can escape (see `answer::escape`).
+    let inline = match (via, &ctx.watch) {
+        (Via::Inline(h), Some(w)) if id.is_some() => Some((h, w)),
+        _ => None,
+    };
+    if inline.is_some() {
+        info = info.with_blocking_handle();
+    }
+    let session = ctx.service.open(info, out.clone());
+    let Some(id) = id else {
+        session.handle(msg);
+        session.close();
+        return Reply::Now(HttpResponse::empty(202));
+    };
+    let s2 = session.clone();
+    let on_end: OnEnd = Box::new(move |how| {
+        if how == StreamEnd::ClientGone {
+            s2.stream_closed(&id);
+        }
+        s2.close();
+    });
+    let a = Answer {
+        accept_sse,
+        single: true,
+        modern: true,
+        prefix: Vec::new(),
+    };
+    let deferred = Deferred::new(cfg.clone(), Frames::Lazy(out.clone()), a, on_end);
+    let Some((handoff, watch)) = inline else {
+        session.handle(msg);
+        return Reply::Now(deferred.run());
+    };
+    let escape = Escape::new(handoff, deferred);
+    out.set_escape(escape.clone());
+    {
+        let _watched = watch.watch(&escape);
+        session.handle(msg);
+    }
+    out.clear_escape();
+    match escape.take() {
+        Some(d) => Reply::Now(d.run()),
+        None => Reply::Handed,
+    }
+}
