@@ -1,5 +1,5 @@
-//! tiny_http hazards: huge declared bodies, oversized bodies and headers, idle and slowloris
-//! connections, accept-loop restarts, slow SSE readers, Nagle, the in-flight cap.
+//! Connection hazards: huge declared bodies, oversized bodies and headers, idle and slowloris
+//! connections, slow SSE readers, Nagle, the in-flight cap.
 
 mod common;
 
@@ -33,10 +33,16 @@ fn alive(h: &ServerHandle) -> bool {
     r.status == 200
 }
 
+/// Sends `head` and reads the answer's status; then expects the server to close the connection.
 fn raw(h: &ServerHandle, head: &str) -> u16 {
     let mut s = connect(h.local_addr());
     s.write_all(head.as_bytes()).unwrap();
-    read_head(&mut BufReader::new(s)).0
+    let mut r = BufReader::new(s);
+    let status = read_head(&mut r).0;
+    let mut rest = Vec::new();
+    // EOF (or a reset) ends this: the server holds nothing for a refused request.
+    let _ = r.read_to_end(&mut rest);
+    status
 }
 
 #[test]
@@ -50,7 +56,6 @@ fn an_absurd_content_length_is_refused_without_killing_the_process() {
         assert_eq!(st, 413);
     }
     assert!(alive(&h));
-    assert_eq!(h.leaked_connections(), 3);
 }
 
 #[test]
@@ -75,7 +80,6 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
     assert_eq!(read_head(&mut BufReader::new(s)).0, 413);
     // Within the limit: fine.
     assert!(alive(&h));
-    assert_eq!(h.leaked_connections(), 0);
 }
 
 #[test]
@@ -116,17 +120,6 @@ fn idle_and_slowloris_connections_are_closed_by_the_io_timeout() {
         "took {:?}",
         t0.elapsed()
     );
-    assert!(alive(&h));
-}
-
-#[test]
-fn the_accept_loop_restarts_after_idle_accept_timeouts() {
-    let (h, _) = start(HttpConfig::default(), Duration::from_millis(100));
-    assert!(alive(&h));
-    // Idle accept() times out every 100 ms, which ends tiny_http's accept thread each time.
-    assert!(eventually(Duration::from_secs(5), || h
-        .accept_generations()
-        >= 3));
     assert!(alive(&h));
 }
 

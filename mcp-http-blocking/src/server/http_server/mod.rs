@@ -1,35 +1,35 @@
-//! The tiny_http adapter: a listening socket with timeouts its connections inherit, accept
-//! loops that restart when tiny_http's accept thread dies, request threads that take
-//! requests straight off tiny_http's queue and answer them (see [`workers`]), and SSE written
-//! by hand on stream threads (chunked, one flush per event).
+//! The HTTP server: a listening socket, an accept loop, and one thread per connection (up to
+//! [`HttpServerBuilder::max_connections`]) that reads its requests ([`parse`]), hands each to
+//! the transport core ([`conn`]) and writes the answers ([`write`]).
 //!
-//! tiny_http 0.12 hazards and what this module does about each:
-//! - No socket timeouts: `SO_RCVTIMEO`/`SO_SNDTIMEO` are set on the listener (via `socket2`);
-//!   Linux copies them to every accepted socket, so idle, slowloris and non-reading clients
-//!   fail their reads/writes after `io_timeout` and their threads end. The same option makes an
-//!   idle `accept()` fail, which ends tiny_http's accept thread for good; each such "generation"
-//!   of `tiny_http::Server` is therefore replaced by a fresh one on a clone of the listener,
-//!   and the old one is drained until its connections are gone.
-//! - Nagle: `TCP_NODELAY` is set on the listener and inherited the same way, so an SSE event
-//!   written right after the headers is not held back waiting for a delayed ACK.
-//! - The whole-process abort on a huge `Content-Length` (tiny_http drains an unread body with
-//!   `vec![0; remaining]`): a request whose declared body is over the limit and could not even
-//!   be allocated is answered 413 and then never dropped (`mem::forget`), which costs one
-//!   blocked tiny_http thread and one socket per such request (counted in
-//!   [`ServerHandle::leaked_connections`]). Smaller oversized bodies are answered 413 and
-//!   drained normally.
-//! - Unbounded threads: tiny_http has one thread per connection and no cap; requests in flight
-//!   here are capped (`max_in_flight`, 503 beyond), which also caps the request threads (one
-//!   more is started only when a request is taken and no other thread waits), and idle
-//!   connections end by timeout.
+//! Why our own connection layer and not tiny_http's (which this server used before): tiny_http
+//! 0.12 hands connections to a thread pool that can lose a wake-up in a burst, leaving a new
+//! connection unread until another one ends (for long-lived SSE streams, never); it keeps a
+//! connection open for its whole read timeout after a response that said `Connection: close`;
+//! it buffers a header line without limit; it aborts the process when it drains an unread body
+//! whose declared length cannot be allocated; and it sets no socket timeouts. Each of these was
+//! a documented risk. Here:
+//! - every accepted connection gets its thread at once (no queue to strand it in), and beyond
+//!   the connection cap it is refused with 503 right away;
+//! - heads are read in bounded memory; bodies only as far as the core asks, and an unread rest
+//!   is drained (up to 64 KiB) or the connection closes;
+//! - a response that closes its connection (every SSE stream, and any response to a client
+//!   that asked to close) is followed by the socket's shutdown, so the client sees EOF at once;
+//! - every socket has read and write timeouts (`io_timeout`);
+//! - [`ServerHandle::shutdown`] drains: it stops accepting, closes idle connections, lets the
+//!   requests in flight finish within a grace period, ends the open streams, and returns.
 
-mod workers;
+mod conn;
+mod parse;
+mod write;
 
-use std::io;
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::io::{self, Write as _};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use mcp_core::service::Service;
@@ -46,6 +46,8 @@ pub struct HttpServerBuilder {
     cfg: HttpConfig,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_connections: usize,
+    shutdown_grace: Duration,
 }
 
 /// A bound, not yet running Streamable HTTP server.
@@ -54,6 +56,8 @@ pub struct HttpServer {
     core: StreamableHttp,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_connections: usize,
+    shutdown_grace: Duration,
 }
 
 impl HttpServerBuilder {
@@ -69,8 +73,8 @@ impl HttpServerBuilder {
         self
     }
 
-    /// Read/write timeout of every connection, and the accept-loop restart period (default
-    /// 30 s). A client that sends nothing, or reads nothing, for this long is disconnected.
+    /// Read/write timeout of every connection (default 30 s). A client that sends nothing, or
+    /// reads nothing, for this long is disconnected; so is an idle keep-alive connection.
     pub fn io_timeout(mut self, d: Duration) -> Self {
         self.io_timeout = d.max(Duration::from_millis(10));
         self
@@ -80,6 +84,19 @@ impl HttpServerBuilder {
     /// stream gives its place back: streams are bounded by sessions and streams per session.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// Open connections, each with its thread (default 1024); a connection beyond it is
+    /// answered 503 and closed at once.
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
+    /// How long [`ServerHandle::shutdown`] lets requests in flight finish (default 10 s).
+    pub fn shutdown_grace(mut self, d: Duration) -> Self {
+        self.shutdown_grace = d;
         self
     }
 
@@ -97,25 +114,24 @@ impl HttpServerBuilder {
             .ok_or_else(|| {
                 Error::Bind(io::Error::new(io::ErrorKind::InvalidInput, "no address"))
             })?;
-        let listener = listen(addr, self.io_timeout).map_err(Error::Bind)?;
+        let listener = listen(addr).map_err(Error::Bind)?;
         Ok(HttpServer {
             listener,
             core: StreamableHttp::new_inline(service, self.cfg).map_err(Error::Io)?,
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
+            max_connections: self.max_connections,
+            shutdown_grace: self.shutdown_grace,
         })
     }
 }
 
-fn listen(addr: SocketAddr, timeout: Duration) -> io::Result<TcpListener> {
+/// A listening socket with a backlog deep enough for a burst of connections (std's is 128).
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     sock.set_reuse_address(true)?;
     sock.bind(&addr.into())?;
-    sock.listen(128)?;
-    // Inherited by accepted sockets on Linux: see the module docs.
-    sock.set_read_timeout(Some(timeout))?;
-    sock.set_write_timeout(Some(timeout))?;
-    sock.set_nodelay(true)?;
+    sock.listen(1024)?;
     Ok(sock.into())
 }
 
@@ -127,6 +143,8 @@ impl HttpServer {
             cfg: HttpConfig::default(),
             io_timeout: Duration::from_secs(30),
             max_in_flight: 512,
+            max_connections: 1024,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 
@@ -146,40 +164,43 @@ impl HttpServer {
     /// Starts the server threads and returns at once.
     ///
     /// # Errors
-    /// [`Error::Io`] when a thread or the first accept loop cannot be started.
+    /// [`Error::Io`] when a thread cannot be started.
     pub fn spawn(self) -> Result<ServerHandle, Error> {
         let addr = self.local_addr();
-        let (stop_tx, stop_rx) = bounded::<()>(0);
         let (token, exited) = bounded::<()>(0);
-        let (helper_wake, helper_rx) = bounded::<()>(1);
+        let (idle_tx, idle_rx) = bounded::<()>(1);
+        let head_limit = self.core.config().max_header_bytes + 8 * 1024;
         let shared = Arc::new(Shared {
             core: self.core.clone(),
-            listener: self.listener,
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
+            max_connections: self.max_connections,
+            max_head: head_limit,
             in_flight: AtomicUsize::new(0),
-            leaked: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
-            stop_rx,
-            generations: AtomicUsize::new(0),
-            gens: Mutex::new(Vec::new()),
-            streams: bounded(0),
-            min_threads: workers::min_threads(),
-            helper: Helper {
-                wake: helper_wake,
-                asleep: AtomicBool::new(true),
-                token: Mutex::new(Some(token.clone())),
-            },
+            conns: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(0),
+            none_in_flight: idle_tx,
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
-        workers::start_generation(&shared, &token).map_err(Error::Io)?;
-        workers::start_helper(&shared, helper_rx).map_err(Error::Io)?;
+        let listener = self.listener.try_clone().map_err(Error::Io)?;
+        let s2 = shared.clone();
+        let accept_token = token.clone();
+        let accept = thread::Builder::new()
+            .name("mcp-http-accept".into())
+            .spawn(move || accept_loop(&s2, &listener, &accept_token))
+            .map_err(Error::Io)?;
+        drop(token);
         Ok(ServerHandle {
             addr,
             shared,
-            _stop: stop_tx,
+            listener: self.listener,
+            accept: Some(accept),
             sweeper: Some(sweeper),
-            exited: Some(exited),
+            exited,
+            none_in_flight: idle_rx,
+            grace: self.shutdown_grace,
+            stopped: false,
         })
     }
 
@@ -194,49 +215,157 @@ impl HttpServer {
     }
 }
 
-struct Shared {
+/// One open connection, as the server's registry knows it.
+struct Conn {
+    sock: Arc<TcpStream>,
+    state: Arc<AtomicU8>,
+}
+
+/// What the accept loop and the connection threads share.
+pub(super) struct Shared {
     core: StreamableHttp,
-    listener: TcpListener,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_connections: usize,
+    /// The longest request head read (header fields plus the request line): beyond it 431.
+    max_head: usize,
     in_flight: AtomicUsize,
-    leaked: AtomicUsize,
     stopping: AtomicBool,
-    stop_rx: Receiver<()>,
-    generations: AtomicUsize,
-    /// The generations that may still have threads, for waking them at shutdown.
-    gens: Mutex<Vec<Weak<workers::Gen>>>,
-    /// Rendezvous with idle stream threads: a send succeeds only when one is waiting.
-    streams: (Sender<StreamJob>, Receiver<StreamJob>),
-    /// See [`workers::min_threads`].
-    min_threads: usize,
-    helper: Helper,
+    conns: Mutex<HashMap<u64, Conn>>,
+    next_conn: AtomicU64,
+    /// Told when the last request in flight ends during a shutdown.
+    none_in_flight: Sender<()>,
 }
 
-/// What the recv threads share with the helper that starts more of them when they are stuck.
-struct Helper {
-    wake: Sender<()>,
-    /// Set while the helper sleeps (or is about to): the next thread that finds nobody else
-    /// waiting wakes it.
-    asleep: AtomicBool,
-    /// The exit token lent to the threads the helper starts; taken at shutdown.
-    token: Mutex<Option<Sender<()>>>,
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is one insert, remove or walk: a poisoned map is still whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One SSE answer for a stream thread to write.
-type StreamJob = Box<dyn FnOnce() + Send>;
+impl Shared {
+    /// Takes a place under the in-flight cap.
+    fn enter(&self) -> Option<&Shared> {
+        let prev = self.in_flight.fetch_add(1, Ordering::SeqCst);
+        if prev >= self.max_in_flight {
+            self.leave();
+            return None;
+        }
+        Some(self)
+    }
 
-/// Longest wait in [`ServerHandle::shutdown`] for requests being answered to finish.
-const STOP_WAIT: Duration = Duration::from_secs(1);
+    /// Gives a place back.
+    fn leave(&self) {
+        let prev = self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        if prev == 1 && self.stopping.load(Ordering::SeqCst) {
+            let _ = self.none_in_flight.try_send(());
+        }
+    }
+}
+
+/// Takes a connection out of the registry when its thread ends.
+struct Registered<'a> {
+    shared: &'a Shared,
+    id: u64,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.conns).remove(&self.id);
+    }
+}
+
+/// Accepts connections until the server stops.
+fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener, token: &Sender<()>) {
+    loop {
+        let accepted = listener.accept();
+        if shared.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        match accepted {
+            Ok((s, peer)) => admit(shared, s, peer, token),
+            Err(e) => match e.kind() {
+                io::ErrorKind::Interrupted
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::ConnectionReset
+                | io::ErrorKind::WouldBlock => {}
+                _ => {
+                    // Out of descriptors or memory: the listen queue holds the clients while
+                    // connections end. A short pause keeps this loop from spinning meanwhile.
+                    log::error!("accept failed: {e}");
+                    thread::sleep(Duration::from_millis(20));
+                }
+            },
+        }
+    }
+}
+
+/// Gives an accepted connection its thread, or refuses it at the cap.
+fn admit(shared: &Arc<Shared>, s: TcpStream, peer: SocketAddr, token: &Sender<()>) {
+    let _ = s.set_nodelay(true);
+    if s.set_read_timeout(Some(shared.io_timeout)).is_err()
+        || s.set_write_timeout(Some(shared.io_timeout)).is_err()
+    {
+        return;
+    }
+    let sock = Arc::new(s);
+    let state = Arc::new(AtomicU8::new(conn::IDLE));
+    let id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    {
+        let mut conns = lock(&shared.conns);
+        if conns.len() >= shared.max_connections {
+            drop(conns);
+            refuse(&sock);
+            return;
+        }
+        conns.insert(
+            id,
+            Conn {
+                sock: sock.clone(),
+                state: state.clone(),
+            },
+        );
+    }
+    let (s2, t2) = (shared.clone(), token.clone());
+    let spawned = thread::Builder::new()
+        .name("mcp-http-conn".into())
+        .spawn(move || {
+            let _registered = Registered { shared: &s2, id };
+            conn::serve(&s2, conn::Socket(sock), peer, &state, &t2);
+        });
+    if let Err(e) = spawned {
+        log::error!("cannot start a connection thread: {e}");
+        if let Some(c) = lock(&shared.conns).remove(&id) {
+            refuse(&c.sock);
+        }
+    }
+}
+
+/// Answers 503 on a fresh connection and closes it, without ever blocking the accept loop.
+fn refuse(sock: &TcpStream) {
+    if sock.set_nonblocking(true).is_ok() {
+        let _ = (&*sock).write_all(
+            b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    }
+    let _ = sock.shutdown(Shutdown::Both);
+}
+
+/// Longest wait in a forced stop (grace over, or [`ServerHandle`] dropped) for connection
+/// threads to end after their sockets were shut down.
+const FORCE_WAIT: Duration = Duration::from_secs(1);
 
 /// A running server.
 pub struct ServerHandle {
     addr: SocketAddr,
     shared: Arc<Shared>,
-    _stop: Sender<()>,
+    listener: TcpListener,
+    accept: Option<thread::JoinHandle<()>>,
     sweeper: Option<Sweeper>,
-    /// Disconnected once every recv thread has ended (each holds a sender).
-    exited: Option<Receiver<()>>,
+    /// Disconnected once every connection thread has ended (each holds a sender).
+    exited: Receiver<()>,
+    none_in_flight: Receiver<()>,
+    grace: Duration,
+    stopped: bool,
 }
 
 impl ServerHandle {
@@ -252,89 +381,96 @@ impl ServerHandle {
 
     /// Requests being handled right now (open SSE streams are not counted).
     pub fn in_flight(&self) -> usize {
-        self.shared.in_flight.load(Ordering::Relaxed)
+        self.shared.in_flight.load(Ordering::SeqCst)
     }
 
-    /// Connections given up with a leaked tiny_http thread (see the module docs).
-    pub fn leaked_connections(&self) -> usize {
-        self.shared.leaked.load(Ordering::SeqCst)
+    /// Open connections.
+    pub fn connections(&self) -> usize {
+        lock(&self.shared.conns).len()
     }
 
-    /// How many accept loops were started (restarts included).
-    pub fn accept_generations(&self) -> usize {
-        self.shared.generations.load(Ordering::Relaxed)
+    /// Drains and stops the server within the grace period of
+    /// [`HttpServerBuilder::shutdown_grace`]; see [`ServerHandle::shutdown_within`].
+    pub fn shutdown(self) {
+        let grace = self.grace;
+        self.shutdown_within(grace);
     }
 
-    /// Stops accepting, closes every session (ending their streams) and waits until the
-    /// request threads have ended; one still answering a request is given about a second.
-    pub fn shutdown(mut self) {
-        self.stop();
+    /// Drains and stops the server: stops accepting, closes idle connections, lets the requests
+    /// in flight finish (at most `grace`), then closes every session (their streams end
+    /// cleanly: a resuming client gets 404 and starts a new session, here or elsewhere) and
+    /// waits for the connections to end. Whatever is still open when the grace is over is cut.
+    pub fn shutdown_within(mut self, grace: Duration) {
+        self.stop(grace);
     }
 
-    fn stop(&mut self) {
-        self.shared.stopping.store(true, Ordering::SeqCst);
-        if let Ok(mut t) = self.shared.helper.token.lock() {
-            t.take();
+    fn stop(&mut self, grace: Duration) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
         }
-        let _ = self.shared.helper.wake.try_send(());
-        self.shared.core.close_all();
+        let deadline = Instant::now() + grace;
+        let shared = &self.shared;
+        shared.stopping.store(true, Ordering::SeqCst);
+        // Wake the accept loop: a listening socket shut down fails its accept() on Linux; a
+        // connection of our own wakes it anywhere else.
+        let _ = socket2::SockRef::from(&self.listener).shutdown(Shutdown::Read);
+        let wake = match self.addr {
+            SocketAddr::V4(a) if a.ip().is_unspecified() => {
+                SocketAddr::from(([127, 0, 0, 1], a.port()))
+            }
+            SocketAddr::V6(a) if a.ip().is_unspecified() => {
+                SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, a.port()))
+            }
+            a => a,
+        };
+        let _ = TcpStream::connect_timeout(&wake, Duration::from_millis(100));
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
         if let Some(s) = self.sweeper.take() {
             s.stop();
         }
-        let gens: Vec<_> = match self.shared.gens.lock() {
-            Ok(mut g) => g.drain(..).filter_map(|w| w.upgrade()).collect(),
-            Err(_) => Vec::new(),
-        };
-        // Wake the threads waiting in recv so they see the stop at once.
-        for g in &gens {
-            for _ in 0..g.threads.load(Ordering::SeqCst) {
-                g.server.unblock();
+        // Idle connections have nothing to finish.
+        self.shut(|state| state == conn::IDLE, Shutdown::Read);
+        // Requests in flight finish within the grace.
+        while shared.in_flight.load(Ordering::SeqCst) > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = self.none_in_flight.recv_timeout(left);
+        }
+        // Streams end with their sessions.
+        shared.core.close_all();
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Err(RecvTimeoutError::Timeout) = self.exited.recv_timeout(left) {
+            log::warn!("shutdown: cutting the connections still open after the grace period");
+            self.shut(|_| true, Shutdown::Both);
+            if let Err(RecvTimeoutError::Timeout) = self.exited.recv_timeout(FORCE_WAIT) {
+                log::debug!("shutdown: handlers still running are left to finish");
             }
         }
-        drop(gens);
-        if let Some(rx) = self.exited.take() {
-            if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(STOP_WAIT) {
-                log::debug!("shutdown: requests still being answered are left to finish");
+    }
+
+    /// Shuts down the sockets of the connections whose state passes `which`.
+    fn shut(&self, which: impl Fn(u8) -> bool, how: Shutdown) {
+        for c in lock(&self.shared.conns).values() {
+            if which(c.state.load(Ordering::SeqCst)) {
+                let _ = c.sock.shutdown(how);
             }
         }
     }
 
     /// Blocks while the server runs (for [`HttpServer::run`]).
-    fn wait(&self) {
-        if let Some(rx) = &self.exited {
-            while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(3600)) {}
+    fn wait(mut self) {
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
         }
     }
 }
 
 impl Drop for ServerHandle {
     fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The mechanism the module relies on: sockets accepted from our listener carry the read
-    /// and write timeouts and TCP_NODELAY set on the listener (tiny_http never sets them).
-    #[test]
-    fn accepted_sockets_inherit_timeouts_and_nodelay() {
-        let t = Duration::from_millis(700);
-        let l = listen(SocketAddr::from(([127, 0, 0, 1], 0)), t).unwrap();
-        let _c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (s, _) = l.accept().unwrap();
-        assert!(s.nodelay().unwrap());
-        let rt = s.read_timeout().unwrap().unwrap();
-        let wt = s.write_timeout().unwrap().unwrap();
-        assert!(
-            rt >= Duration::from_millis(690) && rt <= Duration::from_millis(710),
-            "{rt:?}"
-        );
-        assert!(
-            wt >= Duration::from_millis(690) && wt <= Duration::from_millis(710),
-            "{wt:?}"
-        );
+        self.stop(Duration::ZERO);
     }
 }

@@ -1,0 +1,212 @@
+//! One connection, on a thread of its own: read a request, hand it to the transport core, write
+//! the answer, and go on while the connection may carry another request.
+//!
+//! The core may run the request's handler right here, inside `handle_inline`. When the answer
+//! must start before the handler is done (a progress notification, a question to the client,
+//! a handler slower than the JSON window), the core calls the handoff, which writes the answer
+//! from a thread of its own; this thread then waits for that answer to be written before it
+//! reads the connection's next request, so answers keep the order of their requests.
+
+use std::io::{self, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Sender, bounded};
+
+use super::Shared;
+use super::parse::{BodyReader, HeadError, read_head};
+use super::write::{After, write_response};
+use crate::server::answer::{Deferred, Handoff, Reply};
+use crate::server::http::{HttpRequest, HttpResponse};
+
+/// A connection waiting for its next request (a shutdown may close it at once).
+pub(super) const IDLE: u8 = 0;
+/// A connection whose request is being handled or answered.
+pub(super) const BUSY: u8 = 1;
+
+/// What is left of an unread request body that is read and dropped to keep the connection;
+/// beyond it the connection closes instead.
+const DRAIN_LIMIT: u64 = 64 * 1024;
+/// How long a closing connection reads what the client still sends, so that the kernel does
+/// not answer unread bytes with a reset that could destroy the response before it is read.
+const LINGER: Duration = Duration::from_millis(200);
+/// At most this much is read while lingering.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// The socket, shared by the reading side, the writers of this connection's answers and the
+/// server's registry (which can shut it down).
+#[derive(Clone)]
+pub(super) struct Socket(pub(super) Arc<TcpStream>);
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self.0).write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        (&*self.0).flush()
+    }
+}
+
+/// Ends a connection: FIN at once, then (when the client may still be sending a body we did
+/// not read) a short, bounded read of what comes, so the answer is not lost to a reset.
+fn close(sock: &Socket, unread: bool) {
+    let _ = sock.0.shutdown(Shutdown::Write);
+    if unread {
+        let deadline = Instant::now() + LINGER;
+        let mut buf = [0u8; 4096];
+        let mut total = 0;
+        let mut s = sock.clone();
+        while total < LINGER_BYTES {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || s.0.set_read_timeout(Some(left)).is_err() {
+                break;
+            }
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => total += n,
+            }
+        }
+    }
+    let _ = sock.0.shutdown(Shutdown::Both);
+}
+
+/// The status that answers a head that could not be read, if any.
+fn refusal(e: &HeadError) -> Option<HttpResponse> {
+    let bad = |why: &str| {
+        log::debug!("refusing a request: {why}");
+        HttpResponse::empty(400)
+    };
+    match e {
+        HeadError::Closed | HeadError::Io => None,
+        HeadError::TooLarge => Some(HttpResponse::empty(431)),
+        HeadError::Version => Some(HttpResponse::empty(505)),
+        HeadError::Unsupported => Some(HttpResponse::empty(501)),
+        HeadError::Bad(why) => Some(bad(why)),
+    }
+}
+
+/// A place under the server's in-flight cap, given back when dropped.
+struct InFlight<'a>(&'a Shared);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.leave();
+    }
+}
+
+/// Serves one connection until it closes. `state` is this connection's entry in the server's
+/// registry.
+pub(super) fn serve(
+    shared: &Arc<Shared>,
+    sock: Socket,
+    peer: SocketAddr,
+    state: &AtomicU8,
+    token: &Sender<()>,
+) {
+    let mut reader = BufReader::with_capacity(8 * 1024, sock.clone());
+    loop {
+        state.store(IDLE, Ordering::SeqCst);
+        if shared.stopping.load(Ordering::SeqCst) {
+            close(&sock, false);
+            return;
+        }
+        let mut head = match read_head(&mut reader, shared.max_head) {
+            Ok(h) => h,
+            Err(e) => {
+                if let Some(r) = refusal(&e) {
+                    let _ = write_response(&mut sock.clone(), r, false, false);
+                }
+                close(&sock, !matches!(e, HeadError::Closed | HeadError::Io));
+                return;
+            }
+        };
+        state.store(BUSY, Ordering::SeqCst);
+        let http10 = head.http10;
+        let wants_more = head.keep_alive;
+        let req = HttpRequest {
+            method: std::mem::take(&mut head.method),
+            target: std::mem::take(&mut head.target),
+            headers: std::mem::take(&mut head.headers),
+            content_length: head.content_length,
+            remote_addr: Some(peer),
+        };
+        let mut body = BodyReader::new(&mut reader, &head, sock.clone());
+        let Some(slot) = shared.enter() else {
+            let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
+            let reuse = wants_more && body.drain(DRAIN_LIMIT);
+            if write_response(&mut sock.clone(), busy, reuse, http10) == After::Close {
+                let unread = !body.finished();
+                close(&sock, unread);
+                return;
+            }
+            continue;
+        };
+        let slot = InFlight(slot);
+        let (done_tx, done_rx) = bounded::<After>(1);
+        let handed = Arc::new(AtomicBool::new(false));
+        let handoff: Handoff = {
+            let (sock, handed, token) = (sock.clone(), handed.clone(), token.clone());
+            Box::new(move |d: Deferred| {
+                handed.store(true, Ordering::SeqCst);
+                let spawned =
+                    thread::Builder::new()
+                        .name("mcp-http-answer".into())
+                        .spawn(move || {
+                            let _token = token;
+                            let after =
+                                write_response(&mut sock.clone(), d.run(), wants_more, http10);
+                            let _ = done_tx.send(after);
+                        });
+                if let Err(e) = spawned {
+                    // The answer is dropped: its connection closes below.
+                    log::error!("cannot start a thread to write an answer: {e}");
+                }
+            })
+        };
+        let reply = catch_unwind(AssertUnwindSafe(|| {
+            shared.core.handle_inline(&req, &mut body, handoff)
+        }));
+        let body_done = body.finished() || body.drain(DRAIN_LIMIT);
+        let resp = match reply {
+            Ok(Reply::Now(r)) => r,
+            Ok(Reply::Handed) => {
+                drop(slot);
+                let after = done_rx.recv().unwrap_or(After::Close);
+                if after == After::Close || !body_done {
+                    close(&sock, !body_done);
+                    return;
+                }
+                continue;
+            }
+            Err(_) if handed.load(Ordering::SeqCst) => {
+                log::error!("a request's handling panicked after its answer started");
+                drop(slot);
+                let _ = done_rx.recv();
+                close(&sock, !body_done);
+                return;
+            }
+            Err(_) => {
+                log::error!("a request's handling panicked");
+                HttpResponse::empty(500)
+            }
+        };
+        // The place under the cap is given back before the answer is written: a long-lived
+        // SSE stream has its own bounds (sessions times streams per session, connections).
+        drop(slot);
+        let reuse = wants_more && body_done && !shared.stopping.load(Ordering::SeqCst);
+        if write_response(&mut sock.clone(), resp, reuse, http10) == After::Close {
+            close(&sock, !body_done);
+            return;
+        }
+    }
+}
