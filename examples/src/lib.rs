@@ -10,13 +10,15 @@ use mcp_server_kit::Server;
 
 #[cfg(feature = "full")]
 pub mod conformance_auth;
+#[cfg(all(unix, feature = "full"))]
+mod signal;
 
 /// The usage line the examples print for `--help`.
 pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]]   \
 (ADDR such as 127.0.0.1:8080; serves /mcp)";
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
-/// (stdio) or never (HTTP, until the process is stopped).
+/// (stdio), or on HTTP after SIGTERM or Ctrl-C, once the server has drained.
 ///
 /// # Errors
 /// A transport error, or arguments that name no transport.
@@ -59,10 +61,24 @@ fn serve_http(
         .bind(addr)
         .config(cfg)
         .build(server)?;
+    #[cfg(unix)]
+    let termination = signal::Termination::install()?;
     // Scripts wait for this line (on stderr: stdout is not ours to use in stdio mode, and we
     // keep the habit).
     eprintln!("listening on http://{}/mcp", http.local_addr());
-    Ok(http.run()?)
+    #[cfg(not(unix))]
+    return Ok(http.run()?);
+    #[cfg(unix)]
+    {
+        let handle = http.spawn()?;
+        // SIGTERM (a rolling restart) or Ctrl-C: stop accepting, let the requests in flight
+        // finish (up to the server's shutdown grace), end the streams, then exit.
+        termination.wait()?;
+        eprintln!("draining: no new connections; requests in flight finish");
+        handle.shutdown();
+        eprintln!("stopped");
+        Ok(())
+    }
 }
 
 /// Accepts one fixed token (a demonstration: a real server checks a signed token's issuer,
