@@ -42,6 +42,14 @@ pub mod codes {
 }
 
 /// A request id: a string or an integer. `null` is not a valid request id.
+///
+/// An integer id is read by value, wherever it is read (the codec, [`RequestId::from_value`],
+/// `Deserialize`): any JSON number whose value is an integer that fits `i64` is that integer,
+/// however it is written (`7`, `7.0`, `0.7e1`, `-0`), because a peer's JSON library may write
+/// integers as floats and JSON-RPC only asks that ids not carry fractional parts. Anything else
+/// (`1.5`, `1e19`, `true`, an object) is not an id. The codec applies the rule to the number's
+/// text, exactly; `serde_json` hands `from_value` and `Deserialize` a number with a fraction
+/// or an exponent as an `f64` already rounded, and the same rule is applied to that value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RequestId {
     /// An integer id.
@@ -78,11 +86,17 @@ impl From<String> for RequestId {
 }
 
 impl RequestId {
-    /// Reads an id out of a JSON value: a string or an integer, nothing else.
+    /// Reads an id out of a JSON value: a string, or a number whose value is an integer that
+    /// fits `i64` (see [`RequestId`]); nothing else.
     pub fn from_value(v: &Value) -> Option<RequestId> {
         match v {
             Value::String(s) => Some(RequestId::String(s.clone())),
-            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => Some(RequestId::Number(i)),
+                // A u64 above i64::MAX is not an id; only a float goes on to the float rule.
+                (None, Some(f)) if n.is_f64() => integer_from_f64(f).map(RequestId::Number),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -121,6 +135,11 @@ impl<'de> Deserialize<'de> for RequestId {
                     .map(RequestId::Number)
                     .map_err(|_| E::custom("request id out of range"))
             }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RequestId, E> {
+                integer_from_f64(v)
+                    .map(RequestId::Number)
+                    .ok_or_else(|| E::custom("a numeric request id must be an integer"))
+            }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
                 Ok(RequestId::String(v.to_owned()))
             }
@@ -130,6 +149,87 @@ impl<'de> Deserialize<'de> for RequestId {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The integer an `f64` holds, when it holds one that fits `i64`: the float side of the
+/// [`RequestId`] rule.
+fn integer_from_f64(f: f64) -> Option<i64> {
+    /// 2^63, exactly representable: the first float past `i64::MAX`.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    // NaN and the infinities fail every comparison or have a NaN fraction; in range, an
+    // integral float converts exactly.
+    (f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f)).then_some(f as i64)
+}
+
+/// The integer a JSON number's text denotes, when it denotes one that fits `i64`: the exact
+/// side of the [`RequestId`] rule, used by the codec on the raw text so that nothing is lost
+/// to float rounding and a valid number too large for an `f64` (`1e400`) is simply not an id
+/// (`serde_json` refuses to parse it at all). `None` also for text that is not a JSON number.
+fn integer_from_json_number(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let (negative, rest) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let (mantissa, exponent) = match rest.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(i) => (&mantissa[..i], Some(&mantissa[i + 1..])),
+        None => (mantissa, None),
+    };
+    let all_digits = |d: &[u8]| !d.is_empty() && d.iter().all(u8::is_ascii_digit);
+    if !all_digits(int) || frac.is_some_and(|f| !all_digits(f)) {
+        return None;
+    }
+    let frac = frac.unwrap_or_default();
+    // The exponent saturates: past a billion either way, only zero could be an integer in
+    // range, and zero is decided before the exponent matters.
+    let exponent: i64 = match exponent {
+        None => 0,
+        Some(e) => {
+            let (sign, digits) = match e.split_first() {
+                Some((b'-', d)) => (-1, d),
+                Some((b'+', d)) => (1, d),
+                _ => (1, e),
+            };
+            if !all_digits(digits) {
+                return None;
+            }
+            let magnitude = digits.iter().fold(0i64, |acc, &d| {
+                acc.saturating_mul(10)
+                    .saturating_add(i64::from(d - b'0'))
+                    .min(1_000_000_000)
+            });
+            sign * magnitude
+        }
+    };
+    // value = digits(int ++ frac) × 10^(exponent − len(frac)); drop the zeros at both ends.
+    let digits = || int.iter().chain(frac.iter());
+    let Some(first) = digits().position(|&d| d != b'0') else {
+        return Some(0);
+    };
+    let len = int.len() + frac.len();
+    let trailing = digits().rev().take_while(|&&d| d == b'0').count();
+    let significant = len - first - trailing;
+    let scale = exponent
+        .saturating_sub(i64::try_from(frac.len()).unwrap_or(i64::MAX))
+        .saturating_add(i64::try_from(trailing).unwrap_or(i64::MAX));
+    // A nonzero last digit below the units: not an integer. More than 19 digits: out of range.
+    let digits_before_point = i64::try_from(significant).map(|s| s.saturating_add(scale));
+    if scale < 0 || !digits_before_point.is_ok_and(|n| n <= 19) {
+        return None;
+    }
+    let mut magnitude: u128 = 0;
+    for &d in digits().skip(first).take(significant) {
+        magnitude = magnitude * 10 + u128::from(d - b'0');
+    }
+    for _ in 0..scale {
+        magnitude *= 10;
+    }
+    let signed = i128::try_from(magnitude).ok()?;
+    i64::try_from(if negative { -signed } else { signed }).ok()
 }
 
 /// The `error` member of an error response.
@@ -490,6 +590,8 @@ pub struct DecodeError {
     pub id: Option<RequestId>,
     /// The JSON-RPC error to send back (-32700 or -32600).
     pub error: ErrorObject,
+    /// See [`DecodeError::is_notification`].
+    notification: bool,
 }
 
 impl DecodeError {
@@ -497,6 +599,7 @@ impl DecodeError {
         DecodeError {
             id: None,
             error: ErrorObject::parse_error(detail),
+            notification: false,
         }
     }
 
@@ -504,6 +607,7 @@ impl DecodeError {
         DecodeError {
             id,
             error: ErrorObject::invalid_request(detail),
+            notification: false,
         }
     }
 
@@ -512,7 +616,21 @@ impl DecodeError {
         self.error.code == codes::PARSE_ERROR
     }
 
-    /// The error response to send back to the peer.
+    /// True when the offending message is a notification, which must not be answered.
+    ///
+    /// A notification is a JSON object with a `method` member whose value is a string (the
+    /// first one, if the member is repeated) and no `id` member at all. Such an object is a
+    /// notification even when something else about it is wrong (a `jsonrpc` other than
+    /// `"2.0"`, `params` that are neither an object nor an array, a repeated member): JSON-RPC
+    /// 2.0 forbids replying to a notification, even with an error, and its sender would not
+    /// expect or be able to match a reply. A transport drops such a message (it may log it)
+    /// instead of sending [`DecodeError::to_response`]. An `"id": null` member, or a `method`
+    /// that is not a string, makes the object an (invalid) request, which is answered.
+    pub fn is_notification(&self) -> bool {
+        self.notification
+    }
+
+    /// The error response to send back to the peer, unless [`DecodeError::is_notification`].
     pub fn to_response(&self) -> Message {
         Message::error(self.id.clone(), self.error.clone())
     }
@@ -532,7 +650,8 @@ pub enum Incoming {
     /// One message.
     Single(Message),
     /// A JSON-RPC batch (only where the negotiated revision allows it: 2025-03-26). Each
-    /// element decodes on its own; a bad element gets its own error response.
+    /// element decodes on its own; a bad element gets its own error response, with its id when
+    /// the id could be read, unless [`DecodeError::is_notification`] says not to answer it.
     Batch(Vec<Result<Message, DecodeError>>),
 }
 
@@ -540,7 +659,8 @@ pub enum Incoming {
 ///
 /// # Errors
 /// -32700 when the bytes are not UTF-8 or not JSON; -32600 when they are JSON but not a valid
-/// JSON-RPC message, with the request id when one can be recovered.
+/// JSON-RPC message, with the request id when one can be recovered (see
+/// [`DecodeError::is_notification`] for the invalid messages that must not be answered).
 pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
     match decode_incoming(bytes, false)? {
         Incoming::Single(m) => Ok(m),
@@ -551,14 +671,19 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
 
 /// Decodes one payload, accepting a batch only when `allow_batch` is true.
 ///
+/// Every member is judged by its value, not its spelling: `"\u0032.0"` is `"2.0"`, a member
+/// name may be escaped, an id written `1.0` or `1e0` is the integer 1 (see [`RequestId`]).
+/// Only a JSON object is a message, in a batch or alone.
+///
 /// # Errors
 /// As [`decode`]; an empty batch, or a batch where batches are not allowed, is -32600.
 pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, DecodeError> {
     let text = std::str::from_utf8(bytes).map_err(DecodeError::parse)?;
-    let first = text.trim_start().as_bytes().first().copied();
-    match first {
+    match first_byte(text) {
         Some(b'{') => decode_object(text).map(Incoming::Single),
         Some(b'[') => {
+            // Raw elements: nesting of any depth is scanned without recursion, and each
+            // element is judged on its own below.
             let items: Vec<&RawValue> =
                 serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
             if !allow_batch {
@@ -571,12 +696,12 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
                 return Err(DecodeError::invalid(None, "empty batch"));
             }
             Ok(Incoming::Batch(
-                items.into_iter().map(|r| decode_object(r.get())).collect(),
+                items.into_iter().map(|r| decode_value(r.get())).collect(),
             ))
         }
         _ => {
             // Not an object or array: find out whether it is JSON at all.
-            match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            match serde_json::from_str::<de::IgnoredAny>(text) {
                 Ok(_) => Err(DecodeError::invalid(
                     None,
                     "a message must be a JSON object",
@@ -587,134 +712,267 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
     }
 }
 
+/// The first byte after JSON whitespace.
+fn first_byte(text: &str) -> Option<u8> {
+    first_byte_of(text.as_bytes())
+}
+
 /// serde_json reports syntax errors and type errors alike; a syntax error is -32700, a valid
-/// JSON text of the wrong shape is -32600.
+/// JSON text of the wrong shape is -32600. Whether the text is JSON is checked again on its
+/// own (error path only): serde_json files a few troubles with valid JSON under syntax, such
+/// as a number too large for an `f64` or a lone surrogate escape.
 fn classify_json_error(text: &str, e: serde_json::Error) -> DecodeError {
-    match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-            DecodeError::parse(e)
-        }
-        serde_json::error::Category::Io => DecodeError::parse(e),
-        serde_json::error::Category::Data => {
-            if serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-                DecodeError::parse(e)
-            } else {
-                DecodeError::invalid(None, e)
-            }
-        }
+    if serde_json::from_str::<de::IgnoredAny>(text).is_ok() {
+        DecodeError::invalid(None, e)
+    } else {
+        DecodeError::parse(e)
     }
 }
 
-/// The envelope with every member optional, so each malformed shape gets its precise error.
-#[derive(Deserialize)]
+/// The members the codec looks at, each kept as raw JSON text borrowed from the input: every
+/// check below is made on the member's value, and a member of any depth or size costs one
+/// scan and no allocation.
+#[derive(Default)]
 struct Envelope<'a> {
-    #[serde(default, borrow)]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(default, deserialize_with = "present")]
-    id: Option<Value>,
-    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
     method: Option<&'a RawValue>,
-    #[serde(default, borrow)]
     params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
     result: Option<&'a RawValue>,
-    #[serde(default, borrow)]
     error: Option<&'a RawValue>,
+    /// The first member that appeared more than once (the first value of each is kept).
+    repeated: Option<&'static str>,
 }
 
-/// Keeps a present `null` as `Some(Value::Null)` so it is told apart from an absent member.
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+/// A member name, with its escapes decoded (`"\u0069d"` is `id`).
+enum Member {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    Other,
 }
 
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = Member;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Member, E> {
+                Ok(match v {
+                    b"jsonrpc" => Member::Jsonrpc,
+                    b"id" => Member::Id,
+                    b"method" => Member::Method,
+                    b"params" => Member::Params,
+                    b"result" => Member::Result,
+                    b"error" => Member::Error,
+                    _ => Member::Other,
+                })
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Member, E> {
+                self.visit_bytes(v.as_bytes())
+            }
+        }
+        // As bytes rather than a str: serde_json then decodes the escapes without refusing a
+        // lone surrogate, which is valid JSON and here merely the name of an unknown member.
+        d.deserialize_bytes(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Envelope<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            // Only `visit_map`: serde's derived code would also take a positional array for
+            // the struct, and an array is not a message.
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Envelope<'de>, A::Error> {
+                let mut env = Envelope::default();
+                while let Some(member) = map.next_key::<Member>()? {
+                    let (slot, name) = match member {
+                        Member::Jsonrpc => (&mut env.jsonrpc, "jsonrpc"),
+                        Member::Id => (&mut env.id, "id"),
+                        Member::Method => (&mut env.method, "method"),
+                        Member::Params => (&mut env.params, "params"),
+                        Member::Result => (&mut env.result, "result"),
+                        Member::Error => (&mut env.error, "error"),
+                        Member::Other => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    let value: &'de RawValue = map.next_value()?;
+                    if slot.is_none() {
+                        *slot = Some(value);
+                    } else if env.repeated.is_none() {
+                        env.repeated = Some(name);
+                    }
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A JSON string's value from its raw text (quotes included); `None` for text that is not a
+/// string or holds a lone surrogate escape (valid JSON, but no Rust string).
+fn read_string(raw: &str) -> Option<String> {
+    if !raw.starts_with('"') {
+        return None;
+    }
+    if raw.contains('\\') {
+        serde_json::from_str(raw).ok()
+    } else {
+        // No escapes: a valid JSON string's value is its text between the quotes.
+        raw.get(1..raw.len().saturating_sub(1)).map(str::to_owned)
+    }
+}
+
+/// An id from its raw JSON text: a string, or a number whose value is an integer in `i64`.
+fn read_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    match text.as_bytes().first()? {
+        b'"' => read_string(text).map(RequestId::String),
+        b'-' | b'0'..=b'9' => match text.parse::<i64>() {
+            // The common case, a plain integer, costs one parse.
+            Ok(n) => Some(RequestId::Number(n)),
+            Err(_) => integer_from_json_number(text).map(RequestId::Number),
+        },
+        _ => None,
+    }
+}
+
+/// Whether the `jsonrpc` member says "2.0", however it is escaped.
+fn is_version_2(raw: &RawValue) -> bool {
+    let text = raw.get();
+    // The common spelling is compared as text; only an escaped one is decoded.
+    text == "\"2.0\"" || (text.contains('\\') && read_string(text).as_deref() == Some("2.0"))
+}
+
+/// Decodes one JSON value already known to be valid JSON (a batch element).
+fn decode_value(text: &str) -> Result<Message, DecodeError> {
+    if first_byte(text) == Some(b'{') {
+        decode_object(text)
+    } else {
+        Err(DecodeError::invalid(
+            None,
+            "a message must be a JSON object",
+        ))
+    }
+}
+
+/// Decodes a text that starts with `{`.
 fn decode_object(text: &str) -> Result<Message, DecodeError> {
     let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
-    let id_value = env.id;
-    // An id we can echo back in an error response, if the id member was usable.
-    let echo_id = id_value.as_ref().and_then(RequestId::from_value);
+    // An id we can echo back in an error response: the member's, if it is one id.
+    let echo_id = match env.repeated {
+        Some("id") => None,
+        _ => env.id.and_then(read_id),
+    };
+    let notification = env.id.is_none() && env.method.is_some_and(|m| m.get().starts_with('"'));
+    let refuse = |id: Option<RequestId>, detail: &dyn fmt::Display| DecodeError {
+        id,
+        error: ErrorObject::invalid_request(detail),
+        notification,
+    };
 
-    match env.jsonrpc.map(RawValue::get) {
-        Some("\"2.0\"") => {}
-        Some(_) => return Err(DecodeError::invalid(echo_id, "jsonrpc must be \"2.0\"")),
-        None => return Err(DecodeError::invalid(echo_id, "missing jsonrpc member")),
+    if let Some(name) = env.repeated {
+        let detail = format!("the {name} member appears more than once");
+        return Err(refuse(echo_id, &detail));
+    }
+    match env.jsonrpc {
+        Some(v) if is_version_2(v) => {}
+        Some(_) => return Err(refuse(echo_id, &"jsonrpc must be \"2.0\"")),
+        None => return Err(refuse(echo_id, &"missing jsonrpc member")),
     }
 
     if let Some(method_raw) = env.method {
-        let method: String = serde_json::from_str(method_raw.get())
-            .map_err(|_| DecodeError::invalid(echo_id.clone(), "method must be a string"))?;
+        let Some(method) = read_string(method_raw.get()) else {
+            return Err(refuse(echo_id, &"method must be a string"));
+        };
         if env.result.is_some() || env.error.is_some() {
-            return Err(DecodeError::invalid(
-                echo_id,
-                "a message cannot carry both method and result/error",
-            ));
+            let detail = "a message cannot carry both method and result/error";
+            return Err(refuse(echo_id, &detail));
         }
         let params = match env.params {
             None => None,
-            Some(p) => match p.get().trim_start().as_bytes().first() {
-                Some(b'{') | Some(b'[') => Some(p.to_owned()),
-                _ => {
-                    return Err(DecodeError::invalid(
-                        echo_id,
-                        "params must be an object or an array",
-                    ));
-                }
-            },
+            Some(p) if matches!(first_byte(p.get()), Some(b'{' | b'[')) => Some(p.to_owned()),
+            Some(_) => return Err(refuse(echo_id, &"params must be an object or an array")),
         };
-        return match id_value {
-            None => Ok(Message::Notification(Notification { method, params })),
-            Some(v) => match RequestId::from_value(&v) {
-                Some(id) => Ok(Message::Request(Request { id, method, params })),
-                None => Err(DecodeError::invalid(
-                    None,
-                    "request id must be a string or an integer",
-                )),
-            },
+        return match (env.id, echo_id) {
+            (None, _) => Ok(Message::Notification(Notification { method, params })),
+            (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+            (Some(_), None) => Err(refuse(None, &"request id must be a string or an integer")),
         };
     }
 
     match (env.result, env.error) {
-        (Some(_), Some(_)) => Err(DecodeError::invalid(
+        (Some(_), Some(_)) => Err(refuse(
             echo_id,
-            "a response cannot carry both result and error",
+            &"a response cannot carry both result and error",
         )),
         (Some(result), None) => match echo_id {
             Some(id) => Ok(Message::Response(Response {
                 id,
                 result: result.to_owned(),
             })),
-            None => Err(DecodeError::invalid(
+            None => Err(refuse(
                 None,
-                "a response must carry a string or integer id",
+                &"a response must carry a string or integer id",
             )),
         },
         (None, Some(error)) => {
-            let error: ErrorObject = serde_json::from_str(error.get())
-                .map_err(|e| DecodeError::invalid(echo_id.clone(), e))?;
-            match id_value {
-                None | Some(Value::Null) => Ok(Message::Error(ErrorResponse { id: None, error })),
-                Some(_) => match echo_id {
-                    Some(id) => Ok(Message::Error(ErrorResponse {
-                        id: Some(id),
-                        error,
-                    })),
-                    None => Err(DecodeError::invalid(
-                        None,
-                        "response id must be a string or an integer",
-                    )),
-                },
+            // An object only: serde's derived code would also take `[code, message]`.
+            if first_byte(error.get()) != Some(b'{') {
+                return Err(refuse(echo_id, &"error must be an object"));
+            }
+            let error: ErrorObject =
+                serde_json::from_str(error.get()).map_err(|e| refuse(echo_id.clone(), &e))?;
+            match (env.id, echo_id) {
+                (None, _) => Ok(Message::Error(ErrorResponse { id: None, error })),
+                (Some(raw), _) if raw.get() == "null" => {
+                    Ok(Message::Error(ErrorResponse { id: None, error }))
+                }
+                (Some(_), Some(id)) => Ok(Message::Error(ErrorResponse {
+                    id: Some(id),
+                    error,
+                })),
+                (Some(_), None) => Err(refuse(None, &"response id must be a string or an integer")),
             }
         }
-        (None, None) => Err(DecodeError::invalid(
-            echo_id,
-            "not a request, notification or response",
-        )),
+        (None, None) => Err(refuse(echo_id, &"not a request, notification or response")),
     }
 }
 
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw: &RawValue = <&RawValue>::deserialize(d)?;
-        decode_object(raw.get()).map_err(|e| de::Error::custom(e.error.message))
+        decode_value(raw.get()).map_err(|e| de::Error::custom(e.error.message))
+    }
+}
+
+/// A request id read from its raw text by the same exact rule as [`decode`], for the one-pass
+/// typed decoders (which read from a `serde_json` slice, where raw values can be borrowed).
+struct WireId(RequestId);
+
+impl<'de> Deserialize<'de> for WireId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(d)?;
+        read_id(raw)
+            .map(WireId)
+            .ok_or_else(|| de::Error::custom("request id must be a string or an integer"))
     }
 }
 
@@ -737,7 +995,7 @@ impl<'de> Deserialize<'de> for Version2 {
 struct TypedRequestIn<P> {
     #[allow(dead_code)]
     jsonrpc: Version2,
-    id: RequestId,
+    id: WireId,
     method: String,
     params: Option<P>,
 }
@@ -747,9 +1005,21 @@ struct TypedRequestIn<P> {
 struct TypedResponseIn<R> {
     #[allow(dead_code)]
     jsonrpc: Version2,
-    id: RequestId,
+    id: WireId,
     result: Option<R>,
+    #[serde(default, deserialize_with = "error_object")]
     error: Option<ErrorObject>,
+}
+
+/// An `error` member, which must be an object (serde's derived code would take an array).
+fn error_object<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ErrorObject>, D::Error> {
+    let raw = <&'de RawValue>::deserialize(d)?;
+    if first_byte(raw.get()) != Some(b'{') {
+        return Err(de::Error::custom("error must be an object"));
+    }
+    serde_json::from_str(raw.get())
+        .map(Some)
+        .map_err(de::Error::custom)
 }
 
 /// A request whose params were decoded straight into `P`.
@@ -773,33 +1043,43 @@ pub struct TypedRequest<P> {
 pub fn decode_request_as<P: serde::de::DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<TypedRequest<P>, DecodeError> {
-    match serde_json::from_slice::<TypedRequestIn<P>>(bytes) {
-        Ok(r) => {
-            let params = match r.params {
-                Some(p) => p,
-                None => serde_json::from_str("{}").map_err(|e| DecodeError {
-                    id: Some(r.id.clone()),
-                    error: ErrorObject::invalid_params(e),
-                })?,
-            };
-            Ok(TypedRequest {
+    // Only an object is tried on the fast path: serde's derived code would take an array.
+    let fast = (first_byte_of(bytes) == Some(b'{'))
+        .then(|| serde_json::from_slice::<TypedRequestIn<P>>(bytes).ok())
+        .flatten();
+    if let Some(r) = fast {
+        let params = match r.params {
+            Some(p) => p,
+            None => serde_json::from_str("{}").map_err(|e| DecodeError {
+                id: Some(r.id.0.clone()),
+                error: ErrorObject::invalid_params(e),
+                notification: false,
+            })?,
+        };
+        return Ok(TypedRequest {
+            id: r.id.0,
+            method: r.method,
+            params,
+        });
+    }
+    // The fast path only says "no"; the general decoder says precisely why.
+    match decode(bytes)? {
+        Message::Request(r) => match r.params::<P>() {
+            Ok(params) => Ok(TypedRequest {
                 id: r.id,
                 method: r.method,
                 params,
-            })
-        }
-        // The fast path only says "no"; the general decoder says precisely why.
-        Err(e) => Err(match decode(bytes) {
-            Err(precise) => precise,
-            Ok(Message::Request(r)) => DecodeError {
+            }),
+            Err(e) => Err(DecodeError {
                 id: Some(r.id),
                 error: ErrorObject::invalid_params(e),
-            },
-            Ok(other) => DecodeError {
-                id: other.id().cloned(),
-                error: ErrorObject::invalid_request("expected a request"),
-            },
-        }),
+                notification: false,
+            }),
+        },
+        other => Err(DecodeError::invalid(
+            other.id().cloned(),
+            "expected a request",
+        )),
     }
 }
 
@@ -813,21 +1093,26 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
 pub fn decode_response_as<R: serde::de::DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<(RequestId, Result<R, ErrorObject>), DecodeError> {
-    match serde_json::from_slice::<TypedResponseIn<R>>(bytes) {
+    let fast = if first_byte_of(bytes) == Some(b'{') {
+        serde_json::from_slice::<TypedResponseIn<R>>(bytes)
+    } else {
+        Err(de::Error::custom("a message must be a JSON object"))
+    };
+    match fast {
         Ok(TypedResponseIn {
             id,
             result: Some(r),
             error: None,
             ..
-        }) => Ok((id, Ok(r))),
+        }) => Ok((id.0, Ok(r))),
         Ok(TypedResponseIn {
             id,
             result: None,
             error: Some(e),
             ..
-        }) => Ok((id, Err(e))),
+        }) => Ok((id.0, Err(e))),
         Ok(r) => Err(DecodeError::invalid(
-            Some(r.id),
+            Some(r.id.0),
             "a response carries exactly one of result and error",
         )),
         Err(e) => Err(match decode(bytes) {
@@ -835,9 +1120,18 @@ pub fn decode_response_as<R: serde::de::DeserializeOwned>(
             Ok(m) => DecodeError {
                 id: m.id().cloned(),
                 error: ErrorObject::invalid_params(e),
+                notification: false,
             },
         }),
     }
+}
+
+/// [`first_byte`] of bytes that may not be UTF-8.
+fn first_byte_of(bytes: &[u8]) -> Option<u8> {
+    bytes
+        .iter()
+        .copied()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 #[derive(Serialize)]
