@@ -652,6 +652,14 @@ pub enum Incoming {
     /// A JSON-RPC batch (only where the negotiated revision allows it: 2025-03-26). Each
     /// element decodes on its own; a bad element gets its own error response, with its id when
     /// the id could be read, unless [`DecodeError::is_notification`] says not to answer it.
+    ///
+    /// Request ids must be unique within a batch, or answers could not be told apart and the
+    /// receiver's bookkeeping of requests in flight would be confused. The first request with
+    /// a given id is kept; each later request in the same batch reusing it (compared by
+    /// value: `1` and `1.0` are the same id, `"1"` is not) comes back here as an
+    /// `Err` with that id and -32600 "duplicate id N in batch", so it is refused, never run,
+    /// and its refusal is still answered like any invalid element. Responses and
+    /// notifications are not checked.
     Batch(Vec<Result<Message, DecodeError>>),
 }
 
@@ -695,9 +703,9 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
             if items.is_empty() {
                 return Err(DecodeError::invalid(None, "empty batch"));
             }
-            Ok(Incoming::Batch(
-                items.into_iter().map(|r| decode_value(r.get())).collect(),
-            ))
+            let mut items: Vec<_> = items.into_iter().map(|r| decode_value(r.get())).collect();
+            refuse_duplicate_ids(&mut items);
+            Ok(Incoming::Batch(items))
         }
         _ => {
             // Not an object or array: find out whether it is JSON at all.
@@ -715,6 +723,25 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
 /// The first byte after JSON whitespace.
 fn first_byte(text: &str) -> Option<u8> {
     first_byte_of(text.as_bytes())
+}
+
+/// Turns every request after the first with the same id into a -32600 with that id (see
+/// [`Incoming::Batch`]).
+fn refuse_duplicate_ids(items: &mut [Result<Message, DecodeError>]) {
+    if items.len() < 2 {
+        return;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for item in items.iter_mut() {
+        let Ok(Message::Request(r)) = item else {
+            continue;
+        };
+        if !seen.insert(r.id.clone()) {
+            let id = r.id.clone();
+            let detail = format!("duplicate id {id} in batch");
+            *item = Err(DecodeError::invalid(Some(id), detail));
+        }
+    }
 }
 
 /// serde_json reports syntax errors and type errors alike; a syntax error is -32700, a valid

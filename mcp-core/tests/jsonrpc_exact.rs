@@ -230,6 +230,38 @@ fn invalid_notifications_are_flagged_never_answered() {
 }
 
 #[test]
+fn a_batch_answers_each_invalid_element_and_refuses_later_duplicate_ids() {
+    let items = batch(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"a"},1,{"jsonrpc":"2.0","method":"n","params":1},{"jsonrpc":"2.0","id":1.0,"method":"b"},{"jsonrpc":"2.0","id":"1","method":"c"},{"jsonrpc":"2.0","id":1,"method":"d"}]"#,
+    );
+    assert_eq!(items.len(), 6);
+    assert!(matches!(&items[0], Ok(Message::Request(r)) if r.method == "a"));
+    let e = items[1].as_ref().unwrap_err();
+    assert_eq!((e.error.code, e.id.clone()), (codes::INVALID_REQUEST, None));
+    assert!(items[2].as_ref().unwrap_err().is_notification());
+    for i in [3, 5] {
+        let e = items[i].as_ref().unwrap_err();
+        assert_eq!(
+            (e.error.code, e.id.clone()),
+            (codes::INVALID_REQUEST, Some(RequestId::Number(1)))
+        );
+        assert!(
+            e.error.message.contains("duplicate id 1 in batch"),
+            "{}",
+            e.error.message
+        );
+        assert!(!e.is_notification());
+    }
+    // A string id "1" is not the integer 1.
+    assert!(matches!(&items[4], Ok(Message::Request(r)) if r.method == "c"));
+    // Responses and notifications may repeat; only requests run.
+    let items = batch(
+        r#"[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","method":"n"}]"#,
+    );
+    assert!(items.iter().all(Result::is_ok));
+}
+
+#[test]
 fn deep_nesting_and_huge_numbers_are_valid_json() {
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     let e = refused(&deep);
