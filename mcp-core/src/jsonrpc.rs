@@ -618,8 +618,9 @@ impl DecodeError {
 
     /// True when the offending message is a notification, which must not be answered.
     ///
-    /// A notification is a JSON object with a `method` member whose value is a string (the
-    /// first one, if the member is repeated) and no `id` member at all. Such an object is a
+    /// A notification is a JSON object with a `method` member whose value is a string (any of
+    /// them, if the member is repeated: peers disagree on which one counts, and a message with
+    /// no id cannot be matched to an answer anyway) and no `id` member at all. Such an object is a
     /// notification even when something else about it is wrong (a `jsonrpc` other than
     /// `"2.0"`, `params` that are neither an object nor an array, a repeated member): JSON-RPC
     /// 2.0 forbids replying to a notification, even with an error, and its sender would not
@@ -769,6 +770,8 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
     /// The first member that appeared more than once (the first value of each is kept).
     repeated: Option<&'static str>,
+    /// Some `method` member (there may be several) is a string.
+    method_string: bool,
 }
 
 /// A member name, with its escapes decoded (`"\u0069d"` is `id`).
@@ -840,6 +843,9 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                         }
                     };
                     let value: &'de RawValue = map.next_value()?;
+                    if name == "method" && value.get().starts_with('"') {
+                        env.method_string = true;
+                    }
                     if slot.is_none() {
                         *slot = Some(value);
                     } else if env.repeated.is_none() {
@@ -908,7 +914,7 @@ fn decode_object(text: &str) -> Result<Message, DecodeError> {
         Some("id") => None,
         _ => env.id.and_then(read_id),
     };
-    let notification = env.id.is_none() && env.method.is_some_and(|m| m.get().starts_with('"'));
+    let notification = env.id.is_none() && env.method_string;
     let refuse = |id: Option<RequestId>, detail: &dyn fmt::Display| DecodeError {
         id,
         error: ErrorObject::invalid_request(detail),

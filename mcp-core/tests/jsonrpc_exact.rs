@@ -190,6 +190,8 @@ fn invalid_notifications_are_flagged_never_answered() {
         r#"{"jsonrpc":2,"method":"notifications/initialized","params":null}"#,
         r#"{"jsonrpc":"2.0","method":"x","result":{}}"#,
         r#"{"jsonrpc":"2.0","method":"x","method":"y"}"#,
+        r#"{"jsonrpc":"2.0","method":1,"method":"y"}"#,
+        r#"{"jsonrpc":"2.0","method":"x","method":null}"#,
         r#"{"jsonrpc":"2.0","method":"\ud800"}"#,
     ] {
         let e = refused(text);
