@@ -27,15 +27,18 @@ pub enum FrameError {
         /// The limit in force.
         limit: usize,
     },
-    /// The line was not UTF-8, not JSON (-32700) or not a JSON-RPC message (-32600).
+    /// The line was not UTF-8, not JSON (-32700) or not a JSON-RPC message (-32600); also
+    /// one element of a batch, which is judged on its own.
     Decode(DecodeError),
     /// Reading the stream failed; no more lines will come.
     Io(io::Error),
 }
 
 impl FrameError {
-    /// The error response the peer should get, or `None` for an I/O error (there is nobody to
-    /// answer).
+    /// The error response the peer should get, or `None` when nobody may be answered: after an
+    /// I/O error (nobody to answer), and for an invalid notification
+    /// ([`DecodeError::is_notification`]), which JSON-RPC forbids answering. An over-long line
+    /// is answered (id null) even if it held a notification: it is never read, so nobody knows.
     pub fn to_response(&self) -> Option<Message> {
         match self {
             FrameError::TooLarge { len, limit } => Some(Message::error(
@@ -43,6 +46,7 @@ impl FrameError {
                 ErrorObject::new(codes::INVALID_REQUEST, "message too large")
                     .with_data(serde_json::json!({ "length": len, "maxLength": limit })),
             )),
+            FrameError::Decode(e) if e.is_notification() => None,
             FrameError::Decode(e) => Some(e.to_response()),
             FrameError::Io(_) => None,
         }
@@ -420,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn an_invalid_notification_is_reported_but_never_answered() {
+        let got = items(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
+            1024,
+            false,
+        );
+        let Err(e @ FrameError::Decode(d)) = &got[0] else {
+            panic!("expected a decode error, got {:?}", got[0]);
+        };
+        assert!(d.is_notification());
+        assert!(e.to_response().is_none());
+    }
+
+    #[test]
     fn line_exactly_at_the_limit_is_accepted() {
         let got = items(PING.as_bytes(), PING.len(), false);
         assert!(got[0].is_ok());
@@ -472,7 +490,9 @@ mod tests {
 
     #[test]
     fn batches_split_or_refused() {
-        let batch = format!("[{PING},{{\"jsonrpc\":\"2.0\",\"method\":5}},{PING}]\n{PING}\n");
+        // Ids differ: a batch refuses a request that reuses an earlier one's id.
+        let ping2 = PING.replace("\"id\":1", "\"id\":2");
+        let batch = format!("[{PING},{{\"jsonrpc\":\"2.0\",\"method\":5}},{ping2}]\n{PING}\n");
         let got = items(batch.as_bytes(), 1024, true);
         assert_eq!(got.len(), 4);
         assert!(got[0].is_ok());

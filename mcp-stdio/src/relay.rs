@@ -171,7 +171,13 @@ impl<R: Read + Send + 'static> Relay<R> {
                     return;
                 }
                 Some(Err(e)) => {
-                    log::warn!("stdio input: {e}");
+                    match &e {
+                        FrameError::Decode(d) if d.is_notification() => {
+                            log::warn!("stdio input: dropped an invalid notification: {d}");
+                        }
+                        _ => log::warn!("stdio input: {e}"),
+                    }
+                    // None for an invalid notification: it is never answered.
                     if let Some(resp) = e.to_response() {
                         let sent = self.outbound.upgrade().map(|o| o.send(resp, None));
                         if !matches!(sent, Some(Ok(()))) {

@@ -8,7 +8,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
-use mcp_core::jsonrpc::{Message, Notification, RequestId, Response, codes, decode};
+use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, Response, codes, decode};
 use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
 use mcp_stdio::{Config, Error, serve_on};
 
@@ -56,9 +56,26 @@ impl EchoSession {
 
 impl Session for EchoSession {
     fn handle(&self, msg: Message) {
-        let Message::Request(r) = msg else { return };
         let Some(out) = self.out() else { return };
+        let r = match msg {
+            Message::Request(r) => r,
+            // Tells the test which notification reached the session.
+            Message::Notification(n) => {
+                let heard = Notification::new("heard", &serde_json::json!({ "method": n.method }));
+                let _ = out.send(heard.unwrap().into(), None);
+                return;
+            }
+            _ => return,
+        };
         match r.method.as_str() {
+            "ping" => {
+                let _ = out.send(
+                    Response::new(r.id.clone(), &serde_json::json!({}))
+                        .unwrap()
+                        .into(),
+                    Some(&r.id),
+                );
+            }
             "echo" => {
                 let params = r.params_value();
                 let _ = out.send(
@@ -121,7 +138,12 @@ impl Session for EchoSession {
                     Some(&r.id),
                 );
             }
-            _ => {}
+            _ => {
+                let _ = out.send(
+                    Message::error(Some(r.id.clone()), ErrorObject::method_not_found(&r.method)),
+                    Some(&r.id),
+                );
+            }
         }
     }
 
@@ -497,4 +519,150 @@ fn answers_held_back_in_a_burst_go_out_before_a_blocking_handle() {
     assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(3)));
     h.eof();
     h.result().unwrap();
+}
+
+/// Reads `n` messages and shuts the server down, checking that nothing more was written.
+fn read_all_then_eof(h: &mut Harness, n: usize) -> Vec<Message> {
+    let got: Vec<Message> = (0..n).map(|_| h.read().expect("an answer")).collect();
+    h.eof();
+    let extra: Vec<Message> = std::iter::from_fn(|| h.read()).collect();
+    assert!(extra.is_empty(), "unexpected output: {extra:?}");
+    h.result().unwrap();
+    got
+}
+
+fn heard(m: &Message) -> Option<String> {
+    match m {
+        Message::Notification(n) if n.method == "heard" => {
+            n.params_value()["method"].as_str().map(str::to_owned)
+        }
+        _ => None,
+    }
+}
+
+#[test]
+fn members_are_read_by_value() {
+    let mut h = start(Config::default(), false, false);
+    h.send_line(r#"{"jsonrpc":"\u0032.0","id":7,"method":"echo","params":{"text":"escaped"}}"#);
+    h.send_line(r#"{"jsonrpc":"2\u002e0","method":"notifications/initialized"}"#);
+    let integral = [
+        ("-0", 0),
+        ("1.0", 1),
+        ("1e0", 1),
+        ("1E2", 100),
+        ("100e-2", 1),
+    ];
+    for (text, _) in integral {
+        h.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{text},"method":"ping"}}"#
+        ));
+    }
+    let invalid = ["1.5", "1e400", "9223372036854775808", "true", "{}", "[1]"];
+    for text in invalid {
+        h.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{text},"method":"ping"}}"#
+        ));
+    }
+    let got = read_all_then_eof(&mut h, 2 + integral.len() + invalid.len());
+    let Message::Response(r) = &got[0] else {
+        panic!("expected the echo, got {:?}", got[0])
+    };
+    assert_eq!(r.id, RequestId::Number(7));
+    assert_eq!(r.result::<serde_json::Value>().unwrap()["text"], "escaped");
+    // The notification reached the session and was not answered.
+    assert_eq!(heard(&got[1]).as_deref(), Some("notifications/initialized"));
+    for (m, (text, n)) in got[2..].iter().zip(integral) {
+        assert!(
+            matches!(m, Message::Response(r) if r.id == RequestId::Number(n)),
+            "{text}: {m:?}"
+        );
+        // Answered with the integer the id is.
+        assert!(
+            String::from_utf8(m.to_vec())
+                .unwrap()
+                .contains(&format!(r#""id":{n},"#))
+        );
+    }
+    for (m, text) in got[2 + integral.len()..].iter().zip(invalid) {
+        assert_eq!(error_code(m), (codes::INVALID_REQUEST, None), "{text}");
+    }
+}
+
+#[test]
+fn arrays_are_not_requests() {
+    let mut h = start(Config::default(), false, false);
+    // A batch of one positional array: one invalid element.
+    h.send_line(r#"[["2.0",6,"echo",{"text":"positional"}]]"#);
+    // A positional array alone is a batch of four invalid elements.
+    h.send_line(r#"["2.0",6,"echo",{"text":"positional"}]"#);
+    h.echo(8, "after");
+    let got = read_all_then_eof(&mut h, 6);
+    for m in &got[..5] {
+        assert_eq!(error_code(m), (codes::INVALID_REQUEST, None));
+    }
+    // Nothing ran: the only answer with an id is the echo's.
+    assert_eq!(got[5].id(), Some(&RequestId::Number(8)));
+}
+
+#[test]
+fn invalid_notifications_are_never_answered() {
+    let mut h = start(Config::default(), false, false);
+    for line in [
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
+        r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#,
+        r#"{"method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"n","result":{}}"#,
+        r#"[{"jsonrpc":"2.0","method":"n","params":1},{"jsonrpc":"2.0","method":"batched"}]"#,
+    ] {
+        h.send_line(line);
+    }
+    // JSON-RPC 2.0's own example: the method is not a string, so this is no notification.
+    h.send_line(r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#);
+    h.echo(9, "after");
+    let got = read_all_then_eof(&mut h, 3);
+    assert_eq!(heard(&got[0]).as_deref(), Some("batched"));
+    assert_eq!(error_code(&got[1]), (codes::INVALID_REQUEST, None));
+    assert_eq!(got[2].id(), Some(&RequestId::Number(9)));
+}
+
+#[test]
+fn a_batch_runs_the_first_of_duplicate_ids_and_refuses_the_others() {
+    let mut h = start(Config::default(), false, false);
+    h.send_line(concat!(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"first"}},"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"second"}},"#,
+        r#"{"jsonrpc":"2.0","id":"1","method":"echo","params":{"text":"string"}},"#,
+        r#"{"jsonrpc":"2.0","id":1.0,"method":"echo","params":{"text":"third"}}]"#
+    ));
+    let got = read_all_then_eof(&mut h, 4);
+    let mut texts = Vec::new();
+    let mut refused = 0;
+    for m in &got {
+        match m {
+            Message::Response(r) => {
+                texts.push((
+                    r.id.clone(),
+                    r.result::<serde_json::Value>().unwrap()["text"].clone(),
+                ));
+            }
+            Message::Error(e) => {
+                assert_eq!(
+                    (e.error.code, e.id.clone()),
+                    (codes::INVALID_REQUEST, Some(RequestId::Number(1)))
+                );
+                assert!(e.error.message.contains("duplicate id 1 in batch"), "{e:?}");
+                refused += 1;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    texts.sort_by_key(|(id, _)| format!("{id:?}"));
+    assert_eq!(
+        texts,
+        vec![
+            (RequestId::Number(1), serde_json::json!("first")),
+            (RequestId::from("1"), serde_json::json!("string")),
+        ]
+    );
+    assert_eq!(refused, 2);
 }
