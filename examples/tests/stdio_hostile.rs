@@ -57,10 +57,10 @@ fn not_a_jsonrpc_message_is_invalid_request() {
         (r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#, json!(null)),
         (r#"[]"#, json!(null)),
         (r#"42"#, json!(null)),
-        (
-            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
-            json!(null),
-        ),
+        // JSON-RPC 2.0's own example: a method that is not a string makes no notification.
+        (r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#, json!(null)),
+        // An id written as a float is the integer it is.
+        (r#"{"jsonrpc":"2.1","id":3.0,"method":"ping"}"#, json!(3)),
     ] {
         s.write(format!("{line}\n").as_bytes());
         let r = s.recv();
@@ -73,6 +73,8 @@ fn not_a_jsonrpc_message_is_invalid_request() {
         let r = s.recv();
         assert_eq!(r["error"]["code"], -32600, "{r}");
     }
+    // An invalid notification is dropped, never answered: the next line is the ping's answer.
+    s.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":\"x\"}\n");
     s.assert_alive("after-invalid");
 }
 
