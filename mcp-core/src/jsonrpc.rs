@@ -1030,7 +1030,26 @@ struct TypedRequestIn<P> {
     jsonrpc: Version2,
     id: WireId,
     method: String,
+    #[serde(default, deserialize_with = "present_params")]
     params: Option<P>,
+    /// Only noticed: a request carrying either is refused, as [`decode`] refuses it.
+    #[serde(default)]
+    result: Option<de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<de::IgnoredAny>,
+}
+
+/// Params that are present must not be `null` (absent params read as `{}`, `null` ones are
+/// refused, as [`decode`] does).
+fn present_params<'de, D, P>(d: D) -> Result<Option<P>, D::Error>
+where
+    D: Deserializer<'de>,
+    P: Deserialize<'de>,
+{
+    match Option::<P>::deserialize(d)? {
+        Some(p) => Ok(Some(p)),
+        None => Err(de::Error::custom("params must be an object or an array")),
+    }
 }
 
 #[derive(Deserialize)]
@@ -1079,7 +1098,8 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
     // Only an object is tried on the fast path: serde's derived code would take an array.
     let fast = (first_byte_of(bytes) == Some(b'{'))
         .then(|| serde_json::from_slice::<TypedRequestIn<P>>(bytes).ok())
-        .flatten();
+        .flatten()
+        .filter(|r| r.result.is_none() && r.error.is_none());
     if let Some(r) = fast {
         let params = match r.params {
             Some(p) => p,

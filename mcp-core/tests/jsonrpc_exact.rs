@@ -279,3 +279,17 @@ fn deep_nesting_and_huge_numbers_are_valid_json() {
     let line = br#"{"jsonrpc":"2.0","id":4,"method":"x","params":{"n":1e400}}"#;
     assert!(matches!(decode(line), Ok(Message::Request(_))));
 }
+
+#[test]
+fn the_typed_decoder_refuses_what_decode_refuses() {
+    for text in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","params":null}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+    ] {
+        let precise = refused(text);
+        let typed = decode_request_as::<Value>(text.as_bytes()).unwrap_err();
+        assert_eq!(typed, precise, "{text}");
+    }
+}
