@@ -6,6 +6,7 @@
 //! intermediate `serde_json::Value` tree. That is what makes a typed round trip cheaper than a
 //! `Value` round trip of the same bytes.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer};
@@ -723,7 +724,8 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
 
 /// The first byte after JSON whitespace.
 fn first_byte(text: &str) -> Option<u8> {
-    first_byte_of(text.as_bytes())
+    text.bytes()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// Turns every request after the first with the same id into a -32600 with that id (see
@@ -774,7 +776,7 @@ struct Envelope<'a> {
     method_string: bool,
 }
 
-/// A member name, with its escapes decoded (`"\u0069d"` is `id`).
+/// A member name, by value (`"\u0069d"` is `id`).
 enum Member {
     Jsonrpc,
     Id,
@@ -785,32 +787,27 @@ enum Member {
     Other,
 }
 
+impl Member {
+    fn named(name: &str) -> Member {
+        match name {
+            "jsonrpc" => Member::Jsonrpc,
+            "id" => Member::Id,
+            "method" => Member::Method,
+            "params" => Member::Params,
+            "result" => Member::Result,
+            "error" => Member::Error,
+            _ => Member::Other,
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Member {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl de::Visitor<'_> for V {
-            type Value = Member;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Member, E> {
-                Ok(match v {
-                    b"jsonrpc" => Member::Jsonrpc,
-                    b"id" => Member::Id,
-                    b"method" => Member::Method,
-                    b"params" => Member::Params,
-                    b"result" => Member::Result,
-                    b"error" => Member::Error,
-                    _ => Member::Other,
-                })
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Member, E> {
-                self.visit_bytes(v.as_bytes())
-            }
-        }
-        // As bytes rather than a str: serde_json then decodes the escapes without refusing a
-        // lone surrogate, which is valid JSON and here merely the name of an unknown member.
-        d.deserialize_bytes(V)
+        // The name as raw text: serde_json checks that it is a valid JSON string, and a name
+        // with a lone surrogate escape (valid JSON, but no Rust string) is merely unknown
+        // instead of failing the whole message.
+        let raw = <&'de RawValue>::deserialize(d)?;
+        Ok(read_str(raw.get()).map_or(Member::Other, |name| Member::named(&name)))
     }
 }
 
@@ -860,16 +857,17 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
 }
 
 /// A JSON string's value from its raw text (quotes included); `None` for text that is not a
-/// string or holds a lone surrogate escape (valid JSON, but no Rust string).
-fn read_string(raw: &str) -> Option<String> {
+/// string or holds a lone surrogate escape (valid JSON, but no Rust string). Only a string
+/// with escapes is decoded; any other is borrowed from the text.
+fn read_str(raw: &str) -> Option<Cow<'_, str>> {
     if !raw.starts_with('"') {
         return None;
     }
     if raw.contains('\\') {
-        serde_json::from_str(raw).ok()
+        serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
     } else {
         // No escapes: a valid JSON string's value is its text between the quotes.
-        raw.get(1..raw.len().saturating_sub(1)).map(str::to_owned)
+        raw.get(1..raw.len().saturating_sub(1)).map(Cow::Borrowed)
     }
 }
 
@@ -877,7 +875,7 @@ fn read_string(raw: &str) -> Option<String> {
 fn read_id(raw: &RawValue) -> Option<RequestId> {
     let text = raw.get();
     match text.as_bytes().first()? {
-        b'"' => read_string(text).map(RequestId::String),
+        b'"' => read_str(text).map(|s| RequestId::String(s.into_owned())),
         b'-' | b'0'..=b'9' => match text.parse::<i64>() {
             // The common case, a plain integer, costs one parse.
             Ok(n) => Some(RequestId::Number(n)),
@@ -891,7 +889,7 @@ fn read_id(raw: &RawValue) -> Option<RequestId> {
 fn is_version_2(raw: &RawValue) -> bool {
     let text = raw.get();
     // The common spelling is compared as text; only an escaped one is decoded.
-    text == "\"2.0\"" || (text.contains('\\') && read_string(text).as_deref() == Some("2.0"))
+    text == "\"2.0\"" || (text.contains('\\') && read_str(text).as_deref() == Some("2.0"))
 }
 
 /// Decodes one JSON value already known to be valid JSON (a batch element).
@@ -932,7 +930,7 @@ fn decode_object(text: &str) -> Result<Message, DecodeError> {
     }
 
     if let Some(method_raw) = env.method {
-        let Some(method) = read_string(method_raw.get()) else {
+        let Some(method) = read_str(method_raw.get()).map(Cow::into_owned) else {
             return Err(refuse(echo_id, &"method must be a string"));
         };
         if env.result.is_some() || env.error.is_some() {
@@ -1032,11 +1030,17 @@ struct TypedRequestIn<P> {
     method: String,
     #[serde(default, deserialize_with = "present_params")]
     params: Option<P>,
-    /// Only noticed: a request carrying either is refused, as [`decode`] refuses it.
-    #[serde(default)]
-    result: Option<de::IgnoredAny>,
-    #[serde(default)]
-    error: Option<de::IgnoredAny>,
+    /// Only noticed (even as `null`): a request carrying either is refused, as [`decode`]
+    /// refuses it.
+    #[serde(default, deserialize_with = "noticed")]
+    result: Option<()>,
+    #[serde(default, deserialize_with = "noticed")]
+    error: Option<()>,
+}
+
+/// A member that is present, whatever its value.
+fn noticed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<()>, D::Error> {
+    de::IgnoredAny::deserialize(d).map(|_| Some(()))
 }
 
 /// Params that are present must not be `null` (absent params read as `{}`, `null` ones are
@@ -1096,9 +1100,13 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<TypedRequest<P>, DecodeError> {
     // Only an object is tried on the fast path: serde's derived code would take an array.
-    let fast = (first_byte_of(bytes) == Some(b'{'))
-        .then(|| serde_json::from_slice::<TypedRequestIn<P>>(bytes).ok())
-        .flatten()
+    // UTF-8 is checked first, over all the text: from a slice, serde_json does not check the
+    // strings it skips.
+    let text = std::str::from_utf8(bytes)
+        .ok()
+        .filter(|t| first_byte(t) == Some(b'{'));
+    let fast = text
+        .and_then(|t| serde_json::from_str::<TypedRequestIn<P>>(t).ok())
         .filter(|r| r.result.is_none() && r.error.is_none());
     if let Some(r) = fast {
         let params = match r.params {
@@ -1146,10 +1154,9 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
 pub fn decode_response_as<R: serde::de::DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<(RequestId, Result<R, ErrorObject>), DecodeError> {
-    let fast = if first_byte_of(bytes) == Some(b'{') {
-        serde_json::from_slice::<TypedResponseIn<R>>(bytes)
-    } else {
-        Err(de::Error::custom("a message must be a JSON object"))
+    let fast = match std::str::from_utf8(bytes) {
+        Ok(t) if first_byte(t) == Some(b'{') => serde_json::from_str::<TypedResponseIn<R>>(t),
+        _ => Err(de::Error::custom("not a JSON object in UTF-8")),
     };
     match fast {
         Ok(TypedResponseIn {
@@ -1177,14 +1184,6 @@ pub fn decode_response_as<R: serde::de::DeserializeOwned>(
             },
         }),
     }
-}
-
-/// [`first_byte`] of bytes that may not be UTF-8.
-fn first_byte_of(bytes: &[u8]) -> Option<u8> {
-    bytes
-        .iter()
-        .copied()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 #[derive(Serialize)]

@@ -287,9 +287,39 @@ fn the_typed_decoder_refuses_what_decode_refuses() {
         r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"x","error":{"code":1,"message":"m"}}"#,
         r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","result":null}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","error":null}"#,
     ] {
         let precise = refused(text);
         let typed = decode_request_as::<Value>(text.as_bytes()).unwrap_err();
         assert_eq!(typed, precise, "{text}");
     }
+}
+
+#[test]
+fn member_names_and_skipped_members_are_checked_as_json() {
+    // A raw control character in a member name is not JSON, escaped it is.
+    let e = decode(b"{\"jsonrpc\r\":\"2.0\",\"id\":1,\"method\":\"x\"}").unwrap_err();
+    assert!(e.is_parse_error(), "{e}");
+    let m = decode(br#"{"jsonrpc":"2.0","id":1,"method":"x","a\u000db":1}"#).unwrap();
+    assert!(matches!(m, Message::Request(_)));
+    // A member name with a lone surrogate is valid JSON and simply unknown.
+    let m = decode(br#"{"jsonrpc":"2.0","id":1,"method":"x","\ud800":1}"#).unwrap();
+    assert!(matches!(m, Message::Request(_)));
+    let e = decode(br#"{"jsonrpc":"2.0","method":"x","params":1,"\ud800":1}"#).unwrap_err();
+    assert!(e.is_notification());
+    // Invalid UTF-8 in a member nobody reads is still not JSON, for the typed decoders too.
+    let bad = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"pad\":\"\xff\"}";
+    assert!(decode(bad).unwrap_err().is_parse_error());
+    assert!(
+        decode_request_as::<Value>(bad)
+            .unwrap_err()
+            .is_parse_error()
+    );
+    let bad = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"pad\":\"\xff\"}";
+    assert!(
+        mcp_core::jsonrpc::decode_response_as::<Value>(bad)
+            .unwrap_err()
+            .is_parse_error()
+    );
 }
