@@ -12,6 +12,10 @@ use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, Response,
 use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
 use mcp_stdio::{Config, Error, serve_on};
 
+/// The hostile-line generator and by-the-book oracle shared with mcp-core's codec test.
+#[path = "../../mcp-core/tests/wire_fuzz_support.rs"]
+mod wire_fuzz_support;
+
 const WAIT: Duration = Duration::from_secs(10);
 
 /// What the test can observe of the service.
@@ -665,4 +669,115 @@ fn a_batch_runs_the_first_of_duplicate_ids_and_refuses_the_others() {
         ]
     );
     assert_eq!(refused, 2);
+}
+
+/// What the test service sends for one input item, as the randomized test compares it.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Answer {
+    Result(RequestId),
+    Error(Option<RequestId>, i64),
+    Heard(String),
+}
+
+fn answer_of(m: &Message) -> Answer {
+    match m {
+        Message::Response(r) => Answer::Result(r.id.clone()),
+        Message::Error(e) => Answer::Error(e.id.clone(), e.error.code),
+        m => Answer::Heard(heard(m).unwrap_or_else(|| panic!("unexpected {m:?}"))),
+    }
+}
+
+/// What the server must send for one item its framing reads: exactly one answer per request
+/// (with its id) and per invalid message that is not a notification, one `heard` per
+/// notification (the session got it), nothing for anything else.
+fn expected_answer(item: Result<Message, mcp_stdio::FrameError>) -> Option<Answer> {
+    use mcp_stdio::FrameError;
+    match item {
+        Ok(Message::Request(r)) => Some(match r.method.as_str() {
+            "echo" | "ping" => Answer::Result(r.id),
+            _ => Answer::Error(Some(r.id), codes::METHOD_NOT_FOUND),
+        }),
+        Ok(Message::Notification(n)) => Some(Answer::Heard(n.method)),
+        Ok(_) => None,
+        Err(FrameError::Decode(e)) if e.is_notification() => None,
+        Err(FrameError::Decode(e)) => Some(Answer::Error(e.id, e.error.code)),
+        Err(FrameError::TooLarge { .. }) => Some(Answer::Error(None, codes::INVALID_REQUEST)),
+        Err(e) => panic!("reading bytes from memory failed: {e}"),
+    }
+}
+
+/// Randomized, seeded (`MCP_FUZZ_SEED` replays a run; the seed is printed on failure;
+/// `MCP_FUZZ_ROUNDS` changes the length): rounds of hostile lines over the real server, each
+/// followed by a plain ping. Every request with a readable id gets exactly one well-formed
+/// answer with that id, invalid notifications get none, and the server keeps answering.
+#[test]
+fn hostile_lines_get_exactly_their_answers() {
+    use wire_fuzz_support::{Rng, SeedGuard, book_payload, codec_kind, line, seed};
+
+    const MAX_LINE: usize = 64 * 1024;
+    let seed = seed();
+    let mut guard = SeedGuard::new("stdio hostile_lines", seed);
+    let mut rng = Rng::new(seed);
+    let rounds: usize = std::env::var("MCP_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let mut h = start(
+        Config::builder().max_line_len(MAX_LINE).build(),
+        false,
+        false,
+    );
+    // A missing answer fails the test instead of hanging it.
+    h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    for round in 0..rounds {
+        let lines: Vec<_> = (0..=rng.below(6)).map(|_| line(&mut rng)).collect();
+        let mut payload = Vec::new();
+        for l in &lines {
+            payload.extend_from_slice(&l.bytes);
+            payload.push(b'\n');
+            // Where the book can judge a line, the transport's framing must agree with it.
+            if l.pristine && l.bytes.len() <= MAX_LINE {
+                if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&l.bytes) {
+                    if let Some(book) = book_payload(&v) {
+                        let framed: Vec<_> = mcp_stdio::MessageReader::new(&l.bytes[..])
+                            .with_max_line_len(MAX_LINE)
+                            .with_batches(true)
+                            .map(|item| match item {
+                                Ok(m) => codec_kind(&Ok(m)),
+                                Err(mcp_stdio::FrameError::Decode(e)) => codec_kind(&Err(e)),
+                                Err(e) => panic!("{e}"),
+                            })
+                            .collect();
+                        assert_eq!(framed, book, "round {round}");
+                    }
+                }
+            }
+        }
+        let ping = RequestId::from(format!("ping-{round}"));
+        payload.extend_from_slice(
+            format!(r#"{{"jsonrpc":"2.0","id":"ping-{round}","method":"ping"}}"#).as_bytes(),
+        );
+        payload.push(b'\n');
+        let mut expected: Vec<Answer> = mcp_stdio::MessageReader::new(&payload[..])
+            .with_max_line_len(MAX_LINE)
+            .with_batches(true)
+            .filter_map(expected_answer)
+            .collect();
+        assert!(expected.contains(&Answer::Result(ping)));
+        guard.current.clone_from(&payload);
+        // Written by another thread: long echoes may fill the output before the input is all
+        // written, and the server stops reading while its answers cannot go out.
+        let mut input = h.input.try_clone().unwrap();
+        let writing = thread::spawn(move || input.write_all(&payload));
+        let mut got: Vec<Answer> = (0..expected.len())
+            .map(|_| answer_of(&h.read().expect("the server answers")))
+            .collect();
+        writing.join().unwrap().unwrap();
+        expected.sort();
+        got.sort();
+        assert_eq!(got, expected, "round {round}");
+    }
+    // Nothing more than expected was sent.
+    let extra = read_all_then_eof(&mut h, 0);
+    assert!(extra.is_empty());
 }
