@@ -58,7 +58,10 @@ fn not_a_jsonrpc_message_is_invalid_request() {
         (r#"[]"#, json!(null)),
         (r#"42"#, json!(null)),
         // JSON-RPC 2.0's own example: a method that is not a string makes no notification.
-        (r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#, json!(null)),
+        (
+            r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+            json!(null),
+        ),
         // An id written as a float is the integer it is.
         (r#"{"jsonrpc":"2.1","id":3.0,"method":"ping"}"#, json!(3)),
     ] {

@@ -200,7 +200,7 @@ fn valid_id(rng: &mut Rng) -> J {
         _ => rng.below(1_000_000) as i64,
     };
     match rng.below(9) {
-        0 | 1 | 2 => J::Raw(n.to_string()),
+        0..=2 => J::Raw(n.to_string()),
         3 => J::Str(random_text(rng, 8)),
         4 => J::Str(n.to_string()),
         // Integral values written as floats, kept within f64's exact integers so that the
