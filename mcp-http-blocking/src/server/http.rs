@@ -309,23 +309,32 @@ pub(crate) fn accepts(accept: Option<&str>, mime: &str) -> bool {
 
 /// 400 with a JSON-RPC invalid-request error saying `detail`.
 pub(crate) fn err400(detail: impl Into<String>) -> HttpResponse {
+    bad_request(None, detail)
+}
+
+/// 400 with a JSON-RPC invalid-request error for the request `id` (when it could be read).
+pub(crate) fn bad_request(id: Option<RequestId>, detail: impl Into<String>) -> HttpResponse {
     HttpResponse::rpc_error(
         400,
-        None,
+        id,
         ErrorObject::new(codes::INVALID_REQUEST, detail.into()),
     )
 }
 
 /// 404 for a legacy session id that names no live session.
-pub(crate) fn session_not_found() -> HttpResponse {
-    HttpResponse::rpc_error(404, None, ErrorObject::new(-32001, "Session not found"))
+pub(crate) fn session_not_found(id: Option<RequestId>) -> HttpResponse {
+    HttpResponse::rpc_error(404, id, ErrorObject::new(-32001, "Session not found"))
 }
 
 /// 400 for a protocol revision this server does not speak, listing the ones it does.
-pub(crate) fn unsupported_version(requested: &str, supported: Vec<&'static str>) -> HttpResponse {
+pub(crate) fn unsupported_version(
+    id: Option<RequestId>,
+    requested: &str,
+    supported: Vec<&'static str>,
+) -> HttpResponse {
     HttpResponse::rpc_error(
         400,
-        None,
+        id,
         ErrorObject::new(
             codes::UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",

@@ -12,7 +12,9 @@ use mcp_core::service::{SessionInfo, TransportKind};
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::Value;
 
-use crate::server::answer::{Answer, Deferred, Escape, Frames, OnEnd, Reply, Via, sse_response};
+use crate::server::answer::{
+    Answer, Deferred, Escape, Frames, OnEnd, Reply, Via, json_array, sse_response,
+};
 use crate::server::context::ServerContext;
 use crate::server::http::{
     HttpRequest, HttpResponse, SseBody, accepts, err400, method_not_allowed, read_body,
@@ -67,39 +69,35 @@ pub(crate) fn post(
     is_init: bool,
     via: Via,
 ) -> Reply {
-    let ids: Vec<RequestId> = msgs
-        .iter()
-        .filter_map(|m| match m {
-            Ok(Message::Request(r)) => Some(r.id.clone()),
-            _ => None,
-        })
-        .collect();
+    let Sorted { msgs, ids, refused } = sort_batch(msgs);
     if ids.is_empty() {
         // Notifications and answers to our own requests: quick to handle anywhere.
-        for m in msgs.into_iter().flatten() {
+        for m in msgs {
             sess.deliver(m);
         }
-        return Reply::Now(HttpResponse::empty(202));
+        return Reply::Now(if refused.is_empty() {
+            HttpResponse::empty(202)
+        } else {
+            HttpResponse::json(200, json_array(refused))
+        });
     }
     let (stream, att) = match sess.open_post_stream(&ids, single && ids.len() == 1) {
         Ok(x) => x,
         Err(StreamError::TooMany) => return Reply::Now(HttpResponse::empty(429)),
-        Err(_) => return Reply::Now(session_not_found()),
+        Err(_) => return Reply::Now(session_not_found(None)),
     };
     // The priming id is taken before any message of the stream exists, so it is below all
     // of them as a cursor.
     let priming_seq = sess.next_seq();
     let version = if is_init {
-        msgs.first()
-            .and_then(|m| m.as_ref().ok())
-            .and_then(|m| match m {
-                Message::Request(r) => r
-                    .params_value()
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .and_then(ProtocolVersion::parse),
-                _ => None,
-            })
+        msgs.first().and_then(|m| match m {
+            Message::Request(r) => r
+                .params_value()
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .and_then(ProtocolVersion::parse),
+            _ => None,
+        })
     } else {
         sess.version()
     };
@@ -117,10 +115,7 @@ pub(crate) fn post(
     let on_end: OnEnd = Box::new(move |how| s2.detach(&st2, generation, how));
     let deliver_all = move |sess: &LegacySession| {
         for m in msgs {
-            match m {
-                Ok(m) => sess.deliver(m),
-                Err(e) => log::debug!("dropping an invalid batch element: {e}"),
-            }
+            sess.deliver(m);
         }
     };
     let Some(rx) = att.rx else {
@@ -132,6 +127,7 @@ pub(crate) fn post(
         single,
         modern: false,
         prefix,
+        refused,
     };
     let deferred = Deferred::new(ctx.cfg.clone(), Frames::Channel(rx), a, on_end);
     match (via, &ctx.watch) {
@@ -175,7 +171,13 @@ pub(crate) fn session_for(
         match ProtocolVersion::parse(v) {
             Some(pv) if pv.era() == Era::Modern => return Err(method_not_allowed()),
             Some(pv) if cfg.versions.contains(pv) => {}
-            _ => return Err(unsupported_version(v, cfg.versions.supported_strings())),
+            _ => {
+                return Err(unsupported_version(
+                    None,
+                    v,
+                    cfg.versions.supported_strings(),
+                ));
+            }
         }
     }
     if !cfg.versions.speaks(Era::Legacy) {
@@ -189,7 +191,7 @@ pub(crate) fn session_for(
             s.touch();
             Ok(s)
         }
-        _ => Err(session_not_found()),
+        _ => Err(session_not_found(None)),
     }
 }
 
@@ -237,7 +239,7 @@ pub(crate) fn get(ctx: &Arc<ServerContext>, req: &HttpRequest) -> HttpResponse {
         }
         Err(StreamError::TooMany) => return HttpResponse::empty(429),
         Err(StreamError::Closed) if resume.is_some() => return err400("unknown Last-Event-ID"),
-        Err(StreamError::Closed) => return session_not_found(),
+        Err(StreamError::Closed) => return session_not_found(None),
     };
     let mut initial = Vec::new();
     if cursor.is_none()
@@ -304,7 +306,7 @@ pub(crate) fn sse_post(
     };
     let sess = match ctx.sessions.get(id) {
         Some(s) if s.kind == Kind::OldSse => s,
-        _ => return session_not_found(),
+        _ => return session_not_found(None),
     };
     let bytes = match read_body(req, body, ctx.cfg.max_body) {
         Ok(b) => b,
@@ -317,6 +319,42 @@ pub(crate) fn sse_post(
             HttpResponse::empty(202)
         }
         Ok(Incoming::Batch(_)) => err400("batches are not supported"),
+        Err(e) if e.is_notification() => HttpResponse::empty(400),
         Err(e) => HttpResponse::json(400, e.to_response().to_vec()),
     }
+}
+
+/// A POST's messages, sorted: what goes to the session, the ids of its requests, and the
+/// answers the transport gives itself.
+struct Sorted {
+    msgs: Vec<Message>,
+    ids: Vec<RequestId>,
+    refused: Vec<Vec<u8>>,
+}
+
+/// Sorts a POST's messages (one, or a 2025-03-26 batch) as the codec judged them: an element
+/// that is not a valid message gets its error answer here, as stdio gives it (an invalid
+/// notification gets none), and so does a request that repeats an id of its batch (the codec
+/// refuses it, so the batch's stream never waits for an answer that cannot come).
+fn sort_batch(elements: Vec<Result<Message, DecodeError>>) -> Sorted {
+    let mut out = Sorted {
+        msgs: Vec::with_capacity(elements.len()),
+        ids: Vec::new(),
+        refused: Vec::new(),
+    };
+    for m in elements {
+        match m {
+            Ok(m) => {
+                if let Message::Request(r) = &m {
+                    out.ids.push(r.id.clone());
+                }
+                out.msgs.push(m);
+            }
+            Err(e) if e.is_notification() => {
+                log::debug!("dropping an invalid notification: {e}");
+            }
+            Err(e) => out.refused.push(e.to_response().to_vec()),
+        }
+    }
+    out
 }

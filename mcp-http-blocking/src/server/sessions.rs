@@ -667,6 +667,7 @@ mod tests {
                     single: true,
                     modern: false,
                     prefix: Vec::new(),
+                    refused: Vec::new(),
                 },
                 Box::new(|_| {}),
             );

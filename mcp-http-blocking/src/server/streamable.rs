@@ -16,7 +16,7 @@ use crate::server::answer::{Deferred, Handoff, Reply, Via, Watch};
 use crate::server::config::HttpConfig;
 use crate::server::context::ServerContext;
 use crate::server::http::{
-    Body, HttpRequest, HttpResponse, accepts, err400, method_not_allowed, read_body,
+    Body, HttpRequest, HttpResponse, accepts, bad_request, err400, method_not_allowed, read_body,
     session_not_found, unsupported_version,
 };
 use crate::server::security::{AuthError, cors_headers, host_allowed, preflight};
@@ -362,15 +362,41 @@ impl StreamableHttp {
         };
         let incoming = match decode_incoming(&bytes, true) {
             Ok(i) => i,
+            // Refused (an HTTP error status, as the transport requires), but never answered
+            // with a JSON-RPC message: it is a notification, even an invalid one.
+            Err(e) if e.is_notification() => return Reply::Now(HttpResponse::empty(400)),
             Err(e) => return Reply::Now(HttpResponse::json(400, e.to_response().to_vec())),
         };
         let header_version = req.header(VERSION_HEADER);
         let sid = req.header(SESSION_HEADER);
+        // The id every refusal below carries, when the body is one request.
+        let rid = match &incoming {
+            Incoming::Single(Message::Request(r)) => Some(r.id.clone()),
+            _ => None,
+        };
         let is_init =
             matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == "initialize");
         let parsed = header_version.map(|v| (v, ProtocolVersion::parse(v)));
         if let Some((v, None)) = parsed {
-            return Reply::Now(unsupported_version(v, cfg.versions.supported_strings()));
+            return Reply::Now(unsupported_version(
+                rid,
+                v,
+                cfg.versions.supported_strings(),
+            ));
+        }
+        if is_init
+            && sid.is_none()
+            && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Modern)
+        {
+            // 2026-07-28 has no `initialize`: a method that does not exist in the revision the
+            // client named (404, as every 2026-07-28 error of that kind).
+            return Reply::Now(HttpResponse::rpc_error(
+                404,
+                rid,
+                ErrorObject::method_not_found("initialize").with_data(
+                    serde_json::json!({ "hint": "2026-07-28 begins with server/discover" }),
+                ),
+            ));
         }
         // Parsing the params is not free: only done when the header does not tell.
         let body_is_modern = || match &incoming {
@@ -399,25 +425,35 @@ impl StreamableHttp {
         }
         if !cfg.versions.speaks(Era::Legacy) {
             return Reply::Now(unsupported_version(
+                rid,
                 header_version.unwrap_or(""),
                 cfg.versions.supported_strings(),
             ));
         }
         if let Some((v, Some(pv))) = parsed {
             if pv.era() != Era::Legacy || !cfg.versions.contains(pv) {
-                return Reply::Now(unsupported_version(v, cfg.versions.supported_strings()));
+                return Reply::Now(unsupported_version(
+                    rid,
+                    v,
+                    cfg.versions.supported_strings(),
+                ));
             }
         }
         let (sess, minted) = match sid {
             Some(id) => match self.inner.sessions.get(id) {
                 Some(s) if s.kind == Kind::Streamable => (s, false),
-                _ => return Reply::Now(session_not_found()),
+                _ => return Reply::Now(session_not_found(rid)),
             },
             None if is_init => match legacy::open(&self.inner, Kind::Streamable, claims) {
                 Ok(s) => (s, true),
                 Err(r) => return Reply::Now(r),
             },
-            None => return Reply::Now(err400("Bad Request: Mcp-Session-Id header is required")),
+            None => {
+                return Reply::Now(bad_request(
+                    rid,
+                    "Bad Request: Mcp-Session-Id header is required",
+                ));
+            }
         };
         sess.touch();
         if let (true, Incoming::Single(Message::Request(r))) = (is_init, &incoming) {

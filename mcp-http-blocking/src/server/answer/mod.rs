@@ -7,5 +7,5 @@ mod respond;
 mod watch;
 
 pub(crate) use escape::{Deferred, Escape, FrameSource, Frames, Handoff, Opened, Reply, Via};
-pub(crate) use respond::{Answer, OnEnd, sse_response};
+pub(crate) use respond::{Answer, OnEnd, json_array, sse_response};
 pub(crate) use watch::Watch;

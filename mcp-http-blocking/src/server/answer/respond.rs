@@ -7,7 +7,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 use mcp_core::jsonrpc::{ErrorObject, codes};
 
 use crate::server::config::HttpConfig;
-use crate::server::http::{Body, Frame, HttpResponse, SseBody, StreamEnd};
+use crate::server::http::{Body, Frame, HttpResponse, SseBody, StreamEnd, sse_event};
 
 /// Told how a stream ended, once.
 pub(crate) type OnEnd = Box<dyn FnOnce(StreamEnd) + Send>;
@@ -22,6 +22,9 @@ pub(crate) struct Answer {
     pub(crate) modern: bool,
     /// Events written before the stream's own (a priming event).
     pub(crate) prefix: Vec<Vec<u8>>,
+    /// Answers the transport made itself, for the batch elements that never reached the
+    /// service (invalid ones, repeated ids): JSON, sent before the service's answers.
+    pub(crate) refused: Vec<Vec<u8>>,
 }
 
 /// An SSE response around `body`.
@@ -46,6 +49,19 @@ pub(crate) fn status_for(code: Option<i64>) -> u16 {
         | Some(codes::UNSUPPORTED_PROTOCOL_VERSION) => 400,
         _ => 200,
     }
+}
+
+/// A JSON array of the given JSON texts (a batch's answers).
+pub(crate) fn json_array(items: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
+    let mut out = b"[".to_vec();
+    for (i, j) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(&j);
+    }
+    out.push(b']');
+    out
 }
 
 /// A lone final answer as a JSON response.
@@ -103,18 +119,15 @@ pub(crate) fn answer(
                 }
             }
         } else {
-            let mut out = b"[".to_vec();
-            for (i, f) in answers.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&f.json);
-            }
-            out.push(b']');
-            HttpResponse::json(200, out)
+            let all = a
+                .refused
+                .into_iter()
+                .chain(answers.into_iter().map(|f| f.json));
+            HttpResponse::json(200, json_array(all))
         };
     }
     let mut initial = a.prefix;
+    initial.extend(a.refused.iter().map(|j| sse_event(None, None, j)));
     match rx.recv_timeout(window) {
         Ok(f) if f.last && a.single => {
             on_end(StreamEnd::Completed);

@@ -34,7 +34,11 @@ pub(crate) fn post(
     let version = match cfg.versions.check_modern(header_version) {
         Ok(v) => v,
         Err(supported) if !header_version.is_empty() => {
-            return Reply::Now(unsupported_version(header_version, supported));
+            return Reply::Now(unsupported_version(
+                msg.id().cloned(),
+                header_version,
+                supported,
+            ));
         }
         Err(_) => {
             return Reply::Now(HttpResponse::rpc_error(
@@ -86,6 +90,7 @@ pub(crate) fn post(
         single: true,
         modern: true,
         prefix: Vec::new(),
+        refused: Vec::new(),
     };
     let deferred = Deferred::new(cfg.clone(), Frames::Lazy(out.clone()), a, on_end);
     let Some((handoff, watch)) = inline else {
