@@ -1,0 +1,124 @@
+//! Randomized, seeded (`MCP_FUZZ_SEED` replays a run, the seed is printed on failure;
+//! `MCP_FUZZ_ROUNDS` changes the length): hostile bodies POSTed to a 2025-03-26 session (the
+//! revision with batches), from the generator the codec's and stdio's randomized tests use.
+//! Every request with a readable id gets exactly one well-formed answer with that id, invalid
+//! elements their -32600 / -32700, notifications none, and the server answers a plain `ping`
+//! after each round.
+
+#[path = "../../mcp-core/tests/wire_fuzz_support.rs"]
+mod wire_fuzz_support;
+
+mod common;
+
+use common::*;
+use mcp_core::jsonrpc::{Incoming, Message, RequestId, codes, decode_incoming};
+use mcp_http_blocking::HttpServer;
+use serde_json::{Value, json};
+use wire_fuzz_support::{Rng, SeedGuard, line, seed};
+
+/// One answer, as far as this test tells answers apart.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Answer {
+    /// The service's answer (a result, or its own error) to the request with this id.
+    For(RequestId),
+    /// The transport's refusal: the id it could read, and -32600 or -32700.
+    Refused(Option<RequestId>, i64),
+}
+
+fn expected(body: &[u8]) -> (u16, Vec<Answer>) {
+    let refused = |e: &mcp_core::jsonrpc::DecodeError| Answer::Refused(e.id.clone(), e.error.code);
+    match decode_incoming(body, true) {
+        Err(e) if e.is_notification() => (400, Vec::new()),
+        Err(e) => (400, vec![refused(&e)]),
+        Ok(Incoming::Single(Message::Request(r))) => (200, vec![Answer::For(r.id)]),
+        Ok(Incoming::Single(_)) => (202, Vec::new()),
+        Ok(Incoming::Batch(items)) => {
+            let a: Vec<Answer> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Ok(Message::Request(r)) => Some(Answer::For(r.id.clone())),
+                    Ok(_) => None,
+                    Err(e) if e.is_notification() => None,
+                    Err(e) => Some(refused(e)),
+                })
+                .collect();
+            (if a.is_empty() { 202 } else { 200 }, a)
+        }
+    }
+}
+
+fn answer_of(v: &Value) -> Answer {
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+    let id = RequestId::from_value(&v["id"]);
+    match v["error"]["code"].as_i64() {
+        Some(c) if c == codes::INVALID_REQUEST || c == codes::PARSE_ERROR => Answer::Refused(id, c),
+        Some(_) => Answer::For(id.expect("the service answers with the request's id")),
+        None => {
+            assert!(v.get("result").is_some(), "{v}");
+            Answer::For(id.expect("a result carries an id"))
+        }
+    }
+}
+
+#[test]
+fn hostile_bodies_get_exactly_their_answers() {
+    let seed = seed();
+    let mut guard = SeedGuard::new("http hostile_bodies", seed);
+    let mut rng = Rng::new(seed);
+    let rounds: usize = std::env::var("MCP_FUZZ_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300);
+    let h = HttpServer::builder()
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let init = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-03-26"),
+    );
+    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let headers = [
+        ("Accept", "application/json"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-03-26"),
+    ];
+    for round in 0..rounds {
+        let body = line(&mut rng).bytes;
+        guard.current.clone_from(&body);
+        let (status, mut want) = expected(&body);
+        let r = request(a, "POST", "/mcp", &headers, &body);
+        assert_eq!(
+            r.status,
+            status,
+            "round {round}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let mut got: Vec<Answer> = if r.body.is_empty() {
+            Vec::new()
+        } else {
+            match serde_json::from_slice::<Value>(&r.body).expect("a well-formed JSON answer") {
+                Value::Array(items) => items.iter().map(answer_of).collect(),
+                v => vec![answer_of(&v)],
+            }
+        };
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "round {round}");
+        let ping = request(
+            a,
+            "POST",
+            "/mcp",
+            &headers,
+            &rpc(round as i64, "ping", json!({})),
+        );
+        assert_eq!(ping.status, 200, "round {round}: the server still answers");
+        assert_eq!(ping.json()["result"], json!({}));
+    }
+}
