@@ -47,7 +47,9 @@ fn raw(h: &ServerHandle, head: &str) -> u16 {
 
 #[test]
 fn an_absurd_content_length_is_refused_without_killing_the_process() {
-    let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
+    // A long io timeout: the 413 must not wait for a body that will never come (the test
+    // client gives up after 10 s).
+    let (h, _) = start(HttpConfig::default(), Duration::from_secs(60));
     for _ in 0..3 {
         let st = raw(
             &h,
@@ -64,8 +66,8 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
         max_body: 1000,
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg, Duration::from_millis(500));
-    // Declared too large, sent in part, then the client goes away.
+    let (h, _) = start(cfg, Duration::from_secs(60));
+    // Declared too large, sent in part, then the client waits: the 413 comes at once.
     let mut s = connect(h.local_addr());
     s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n").unwrap();
     s.write_all(&[b' '; 4096]).unwrap();

@@ -95,6 +95,27 @@ fn refusal(e: &HeadError) -> Option<HttpResponse> {
     }
 }
 
+/// How long an unread rest of a body may take to arrive when it is drained; a client that
+/// stops sending meanwhile has its connection closed after the answer.
+const DRAIN_WAIT: Duration = Duration::from_millis(200);
+
+/// Reads and drops what is left of a body (see [`BodyReader::drain`]) within [`DRAIN_WAIT`];
+/// true when the connection can carry another request.
+fn drain<R: std::io::BufRead, W: Write>(
+    body: &mut BodyReader<'_, R, W>,
+    sock: &Socket,
+    io: Duration,
+) -> bool {
+    if body.finished() {
+        return true;
+    }
+    if sock.0.set_read_timeout(Some(DRAIN_WAIT)).is_err() {
+        return false;
+    }
+    let drained = body.drain(DRAIN_LIMIT);
+    drained && sock.0.set_read_timeout(Some(io)).is_ok()
+}
+
 /// A place under the server's in-flight cap, given back when dropped.
 struct InFlight<'a>(&'a Shared);
 
@@ -143,7 +164,7 @@ pub(super) fn serve(
         let mut body = BodyReader::new(&mut reader, &head, sock.clone());
         let Some(slot) = shared.enter() else {
             let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
-            let reuse = wants_more && body.drain(DRAIN_LIMIT);
+            let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
             if write_response(&mut sock.clone(), busy, reuse, http10) == After::Close {
                 let unread = !body.finished();
                 close(&sock, unread);
@@ -176,7 +197,7 @@ pub(super) fn serve(
         let reply = catch_unwind(AssertUnwindSafe(|| {
             shared.core.handle_inline(&req, &mut body, handoff)
         }));
-        let body_done = body.finished() || body.drain(DRAIN_LIMIT);
+        let body_done = drain(&mut body, &sock, shared.io_timeout);
         let resp = match reply {
             Ok(Reply::Now(r)) => r,
             Ok(Reply::Handed) => {

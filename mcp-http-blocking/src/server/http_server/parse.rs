@@ -279,6 +279,12 @@ impl<'a, R: BufRead, W: Write> BodyReader<'a, R, W> {
             // answer instead, and the connection closes.
             return false;
         }
+        if let Framing::Length(left) = self.framing {
+            if left > limit {
+                // Declared larger than we would read: no use waiting for any of it.
+                return false;
+            }
+        }
         let mut sink = [0u8; 4096];
         let mut left = limit;
         while !self.finished() {
