@@ -330,6 +330,8 @@ fn authorization_code_flow_end_to_end() {
     let reg = s.as_.seen("POST /register");
     assert_eq!(reg.len(), 1, "one dynamic registration");
     assert!(reg[0]["redirect_uris"].contains(REDIRECT));
+    // SEP-837: a loopback redirect is a native application.
+    assert_eq!(reg[0]["application_type"], "\"native\"");
     assert!(reg[0]["grant_types"].contains("refresh_token"));
     let auth = s.as_.seen("GET /authorize");
     assert_eq!(auth.len(), 1);

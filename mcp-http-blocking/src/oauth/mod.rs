@@ -48,7 +48,7 @@ pub use jwt::{PrivateKey, client_assertion};
 pub use loopback::LoopbackRedirect;
 pub use pkce::{Pkce, random_token};
 pub use saved::{AuthStore, SavedAuth};
-pub use token::Token;
+pub use token::{Token, application_type};
 
 use crate::client::{AuthProvider, Challenge};
 use http::Http;
@@ -137,6 +137,9 @@ pub struct OAuthConfig {
     pub grant: Grant,
     /// `client_name` for dynamic registration.
     pub client_name: String,
+    /// `application_type` for dynamic registration (SEP-837: `native` or `web`). None: the
+    /// one the redirect URI implies (see [`application_type`]).
+    pub application_type: Option<String>,
     /// Pre-registered credentials (used instead of any registration).
     pub credentials: Option<Credentials>,
     /// The URL of this client's ID metadata document, used as its `client_id` when the
@@ -169,6 +172,7 @@ impl OAuthConfig {
         OAuthConfig {
             grant,
             client_name: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
+            application_type: None,
             credentials: None,
             client_metadata_url: None,
             scopes: None,
@@ -407,6 +411,7 @@ impl OAuthProvider {
                 &self.cfg.client_name,
                 redirect_uri,
                 self.cfg.offline_access,
+                self.cfg.application_type.as_deref(),
             )?
         };
         st.client = Some(c.clone());

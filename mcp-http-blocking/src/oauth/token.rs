@@ -230,13 +230,38 @@ fn method_named(name: &str) -> Option<AuthMethod> {
     })
 }
 
-/// Dynamic client registration (RFC 7591).
+/// The OpenID `application_type` (SEP-837) a redirect URI implies: `native` for a client whose
+/// redirect comes back to the user's own machine (a loopback address, `localhost`, or a
+/// private-use scheme such as `com.example.app:/cb`), `web` for one that comes back to a web
+/// server. An authorization server applies different redirect rules to the two (a `web` client
+/// may not use `localhost`), so registering the wrong one gets the redirect refused.
+pub fn application_type(redirect_uri: &str) -> &'static str {
+    let Some(u) = Url::parse(redirect_uri) else {
+        // Not http(s): a private-use URI scheme, which only native apps use.
+        return "native";
+    };
+    let host = match u.authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => u.authority.split(':').next().unwrap_or(""),
+    };
+    let loopback = host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback { "native" } else { "web" }
+}
+
+/// Dynamic client registration (RFC 7591), with the `application_type` given or, when None,
+/// the one the redirect URI implies.
 pub(crate) fn register(
     http: &Http,
     meta: &ServerMetadata,
     client_name: &str,
     redirect_uri: &str,
     refresh: bool,
+    app_type: Option<&str>,
 ) -> Result<Registered, String> {
     let endpoint = meta.registration_endpoint.as_deref().ok_or(
         "the authorization server offers no registration and no client credentials were given",
@@ -257,6 +282,7 @@ pub(crate) fn register(
         "grant_types": grants,
         "response_types": ["code"],
         "token_endpoint_auth_method": wanted,
+        "application_type": app_type.unwrap_or_else(|| application_type(redirect_uri)),
     });
     let answer = http.post_json(endpoint, &body)?;
     let client_id = answer
@@ -452,4 +478,30 @@ pub(crate) fn refresh(
         ],
     )?;
     Token::from_answer(&answer, scopes, Some(refresh_token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn application_type_follows_the_redirect() {
+        for native in [
+            "http://localhost:3000/callback",
+            "http://127.0.0.1:9/cb",
+            "http://127.3.4.5/cb",
+            "http://[::1]:8080/cb",
+            "http://app.localhost/cb",
+            "com.example.app:/oauth2redirect",
+        ] {
+            assert_eq!(application_type(native), "native", "{native}");
+        }
+        for web in [
+            "https://app.example.com/callback",
+            "http://10.0.0.1/cb",
+            "https://localhost.example.com/cb",
+        ] {
+            assert_eq!(application_type(web), "web", "{web}");
+        }
+    }
 }
