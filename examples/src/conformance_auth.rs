@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use mcp_client::oauth::{Credentials, CrossApp, Grant, OAuthConfig, OAuthProvider, PrivateKey};
 use mcp_client::{AuthProvider, Client, HttpClientConfig, Revision};
+use mcp_core::version::ProtocolVersion;
 use serde_json::{Value, json};
 
 /// The client ID metadata document URL the suite expects in `auth/basic-cimd` (it is never
@@ -103,6 +104,18 @@ pub fn main_if_auth_scenario() -> Option<std::process::ExitCode> {
     })
 }
 
+/// The revision to speak in a scenario. The suite names the wire version of each scenario in
+/// `MCP_CONFORMANCE_PROTOCOL_VERSION` (its mock servers speak only that one: the 2026-07-28
+/// mock refuses a legacy `initialize` without the version header), so a version it names is
+/// spoken exactly; without one (or with one this crate does not know) the client does what a
+/// current client does: 2026-07-28 first, falling back to the legacy handshake.
+pub fn revision_for(wire: Option<&str>) -> Revision {
+    match wire.and_then(ProtocolVersion::parse) {
+        Some(v) => Revision::Exact(v),
+        None => Revision::Auto,
+    }
+}
+
 /// What the client does in an `auth/*` scenario: connect (authorizing on the way), list the
 /// tools, call the first one with no arguments (the call is where scope step-ups happen),
 /// print what it got, close.
@@ -116,7 +129,11 @@ pub fn run(scenario: &str, context: Option<&str>, url: &str) -> Result<(), Strin
     };
     let client = Client::builder()
         .client_info("mcp-blocking-conformance", env!("CARGO_PKG_VERSION"))
-        .revision(Revision::Legacy)
+        .revision(revision_for(
+            std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+                .ok()
+                .as_deref(),
+        ))
         .connect_http_with(url, config)
         .map_err(|e| format!("connecting: {e}"))?;
     let outcome = exercise(&client);
@@ -142,4 +159,24 @@ fn exercise(client: &Client) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scenario_wire_version_is_spoken() {
+        let modern = revision_for(Some("2026-07-28"));
+        assert!(matches!(
+            modern,
+            Revision::Exact(ProtocolVersion::V2026_07_28)
+        ));
+        assert!(matches!(
+            revision_for(Some("2025-11-25")),
+            Revision::Exact(ProtocolVersion::V2025_11_25)
+        ));
+        assert!(matches!(revision_for(None), Revision::Auto));
+        assert!(matches!(revision_for(Some("1999-01-01")), Revision::Auto));
+    }
 }
