@@ -15,7 +15,7 @@ use common::{Ctl, TestService};
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
-use mcp_http_blocking::oauth::url::{Url, parse_form};
+use mcp_http_blocking::oauth::url::{Url, encode, parse_form};
 use mcp_http_blocking::oauth::{
     AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
 };
@@ -36,6 +36,20 @@ struct AsState {
     /// refresh token -> scopes
     refresh: HashMap<String, String>,
     issued: u32,
+    /// What the authorization response's `iss` is (RFC 9207).
+    iss: Iss,
+    /// Leave `authorization_response_iss_parameter_supported` out of the metadata.
+    iss_unadvertised: bool,
+}
+
+/// The `iss` the mock puts on its authorization responses.
+#[derive(Default, Clone, Copy, Debug)]
+enum Iss {
+    #[default]
+    Correct,
+    Missing,
+    Wrong,
+    TrailingSlash,
 }
 
 /// Tokens the authorization server issued, with their scopes (what the resource server checks).
@@ -147,16 +161,19 @@ fn handle(
         "GET /.well-known/oauth-authorization-server" => (
             200,
             None,
-            json!({
-                "issuer": base,
-                "authorization_endpoint": format!("{base}/authorize"),
-                "token_endpoint": format!("{base}/token"),
-                "registration_endpoint": format!("{base}/register"),
-                "response_types_supported": ["code"],
-                "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
-                "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
-            }),
+            with_iss_support(
+                !s.iss_unadvertised,
+                json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "registration_endpoint": format!("{base}/register"),
+                    "response_types_supported": ["code"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported": ["none"],
+                    "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
+                }),
+            ),
         ),
         "POST /register" => (
             201,
@@ -168,7 +185,17 @@ fn handle(
             let code = format!("code-{}", s.issued);
             s.codes
                 .insert(code.clone(), (p("code_challenge"), p("scope")));
-            let location = format!("{}?code={code}&state={}", p("redirect_uri"), p("state"));
+            let iss = match s.iss {
+                Iss::Correct => format!("&iss={}", encode(base)),
+                Iss::Missing => String::new(),
+                Iss::Wrong => "&iss=https%3A%2F%2Fevil.example.com".into(),
+                Iss::TrailingSlash => format!("&iss={}", encode(&format!("{base}/"))),
+            };
+            let location = format!(
+                "{}?code={code}&state={}{iss}",
+                p("redirect_uri"),
+                p("state")
+            );
             (302, Some(location), json!({}))
         }
         "POST /token" => {
@@ -210,6 +237,13 @@ fn handle(
         }
         _ => (404, None, json!({"error": "not_found"})),
     }
+}
+
+fn with_iss_support(on: bool, mut meta: Value) -> Value {
+    if on {
+        meta["authorization_response_iss_parameter_supported"] = json!(true);
+    }
+    meta
 }
 
 /// The resource server's token check: issued, not revoked, with the scopes required now.
@@ -583,4 +617,38 @@ fn a_sign_in_through_the_loopback_redirect_listener() {
     let tok = s.as_.seen("POST /token");
     assert_eq!(tok.len(), 1);
     assert_eq!(tok[0]["redirect_uri"], redirect.redirect_uri());
+}
+
+/// RFC 9207 (SEP-2468): the authorization response's `iss` is compared exactly with the
+/// metadata's issuer; on a mismatch, or when it is missing though promised, the code never
+/// reaches the token endpoint.
+#[test]
+fn the_authorization_response_iss_is_checked() {
+    for (iss, unadvertised, accepted) in [
+        (Iss::Correct, false, true),
+        (Iss::Missing, true, true),
+        (Iss::Missing, false, false),
+        (Iss::Wrong, false, false),
+        (Iss::Wrong, true, false),
+        (Iss::TrailingSlash, false, false),
+    ] {
+        let s = setup();
+        {
+            let mut st = s.as_.state.lock().unwrap();
+            st.iss = iss;
+            st.iss_unadvertised = unadvertised;
+        }
+        let c = connect(&endpoint(&s.server), headless());
+        c.sender().send(initialize()).unwrap();
+        let case = format!("{iss:?}, unadvertised: {unadvertised}");
+        if accepted {
+            ok(&next(&c.receiver()));
+            assert_eq!(s.as_.seen("POST /token").len(), 1, "{case}");
+        } else {
+            let why = failed(&c.receiver());
+            assert!(why.contains("RFC 9207"), "{case}: {why}");
+            assert_eq!(s.as_.seen("GET /authorize").len(), 1, "{case}");
+            assert!(s.as_.seen("POST /token").is_empty(), "{case}");
+        }
+    }
 }

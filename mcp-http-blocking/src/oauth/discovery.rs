@@ -42,6 +42,9 @@ pub struct ServerMetadata {
     pub grant_types: Option<Vec<String>>,
     /// `client_id_metadata_document_supported`.
     pub client_id_metadata_documents: bool,
+    /// `authorization_response_iss_parameter_supported` (RFC 9207): the authorization
+    /// response always carries `iss`, so one without it is refused.
+    pub iss_parameter_supported: bool,
     /// False for the 2025-03-26 default endpoints (no metadata document at all).
     pub from_document: bool,
 }
@@ -69,6 +72,10 @@ impl ServerMetadata {
             grant_types: list("grant_types_supported"),
             client_id_metadata_documents: v
                 .get("client_id_metadata_document_supported")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            iss_parameter_supported: v
+                .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
             from_document: true,
@@ -294,6 +301,7 @@ mod tests {
         });
         let m = ServerMetadata::from_json(&v).unwrap();
         assert!(m.client_id_metadata_documents);
+        assert!(!m.iss_parameter_supported);
         assert!(m.supports_auth("client_secret_basic") && !m.supports_auth("none"));
         assert!(ServerMetadata::from_json(&serde_json::json!({"issuer": "x"})).is_none());
         let d = ServerMetadata::defaults("http://h:1");

@@ -351,6 +351,7 @@ pub(crate) fn authorization_code(
     if back.query_param("state").as_deref() != Some(state.as_str()) {
         return Err("the redirect's state does not match the request's (possible CSRF)".into());
     }
+    check_iss(&d.server, back.query_param("iss").as_deref())?;
     if let Some(e) = back.query_param("error") {
         let why = back.query_param("error_description").unwrap_or_default();
         return Err(format!("authorization refused: {e} {why}")
@@ -372,6 +373,26 @@ pub(crate) fn authorization_code(
         ],
     )?;
     Token::from_answer(&answer, scopes, None)
+}
+
+/// RFC 9207 (SEP-2468): the authorization response's `iss` must be, character for character,
+/// the issuer recorded from the authorization server's metadata. That is what stops a mix-up
+/// attack, where a response from another authorization server is passed off as this one's
+/// (its code would go to this token endpoint). No normalization at all: a trailing slash, case
+/// or a default port make another string, and another string is refused. A missing `iss` is
+/// refused only when the metadata promised one; a present one is compared whether or not it
+/// was promised. Without recorded metadata (the 2025-03-26 default endpoints) there is nothing
+/// to compare with.
+fn check_iss(meta: &ServerMetadata, iss: Option<&str>) -> Result<(), String> {
+    match (iss, meta.issuer.as_deref()) {
+        (Some(got), Some(want)) if got != want => Err(format!(
+            "the authorization response comes from the issuer {got:?}, not {want:?} (RFC 9207): refused"
+        )),
+        (None, Some(want)) if meta.iss_parameter_supported => Err(format!(
+            "the authorization response has no iss although {want} promises one (RFC 9207): refused"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The client credentials grant.
@@ -483,6 +504,32 @@ pub(crate) fn refresh(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iss_is_compared_exactly() {
+        let mut meta = ServerMetadata {
+            issuer: Some("http://localhost:4000".into()),
+            iss_parameter_supported: true,
+            ..ServerMetadata::default()
+        };
+        assert!(check_iss(&meta, Some("http://localhost:4000")).is_ok());
+        for wrong in [
+            "http://localhost:4000/",
+            "HTTP://localhost:4000",
+            "http://LOCALHOST:4000",
+            "http://localhost:4000/%2F",
+            "https://evil.example.com",
+            "",
+        ] {
+            assert!(check_iss(&meta, Some(wrong)).is_err(), "{wrong:?}");
+        }
+        assert!(check_iss(&meta, None).is_err(), "promised but missing");
+        meta.iss_parameter_supported = false;
+        assert!(check_iss(&meta, None).is_ok(), "not promised, not sent");
+        assert!(check_iss(&meta, Some("https://evil.example.com")).is_err());
+        let defaults = ServerMetadata::defaults("http://h:1");
+        assert!(check_iss(&defaults, None).is_ok());
+    }
 
     #[test]
     fn application_type_follows_the_redirect() {
