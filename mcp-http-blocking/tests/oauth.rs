@@ -40,6 +40,8 @@ struct AsState {
     iss: Iss,
     /// Leave `authorization_response_iss_parameter_supported` out of the metadata.
     iss_unadvertised: bool,
+    /// The client id registration hands out (default `dyn-client`).
+    client_id: Option<String>,
 }
 
 /// The `iss` the mock puts on its authorization responses.
@@ -178,7 +180,8 @@ fn handle(
         "POST /register" => (
             201,
             None,
-            json!({"client_id": "dyn-client", "token_endpoint_auth_method": "none"}),
+            json!({"client_id": s.client_id.as_deref().unwrap_or("dyn-client"),
+                   "token_endpoint_auth_method": "none"}),
         ),
         "GET /authorize" => {
             s.issued += 1;
@@ -651,4 +654,197 @@ fn the_authorization_response_iss_is_checked() {
             assert!(s.as_.seen("POST /token").is_empty(), "{case}");
         }
     }
+}
+
+/// What the mock resource server holds: which authorization server its metadata names, the
+/// tokens it takes, and every authorization it was shown.
+struct RsState {
+    auth_server: String,
+    tokens: Tokens,
+    /// After the first request it lets through: the authorization server (and its tokens) to
+    /// move to, as a resource whose authorization server was replaced would.
+    move_to: Option<(String, Tokens)>,
+    /// `(Authorization, DPoP)` headers of every POST.
+    seen: Vec<(Option<String>, Option<String>)>,
+}
+
+/// A small MCP resource server on tiny_http (the crate's own server cannot change its
+/// authorization server while running): resource metadata at the path-based well-known URL,
+/// `Bearer` challenges, and a JSON answer to every request it lets through.
+struct MockRs {
+    url: String,
+    server: Arc<tiny_http::Server>,
+    state: Arc<Mutex<RsState>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MockRs {
+    fn start(auth_server: &str, tokens: Tokens) -> MockRs {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let base = format!("http://{}", server.server_addr().to_ip().unwrap());
+        let url = format!("{base}/mcp");
+        let state = Arc::new(Mutex::new(RsState {
+            auth_server: auth_server.to_owned(),
+            tokens,
+            move_to: None,
+            seen: Vec::new(),
+        }));
+        let (s, st, mcp) = (server.clone(), state.clone(), url.clone());
+        let thread = std::thread::spawn(move || {
+            for mut req in s.incoming_requests() {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                let header = |name: &'static str| {
+                    req.headers()
+                        .iter()
+                        .find(|h| h.field.equiv(name))
+                        .map(|h| h.value.to_string())
+                };
+                let (status, headers, answer) = rs_handle(
+                    &mcp,
+                    &st,
+                    req.method(),
+                    req.url(),
+                    header("Authorization"),
+                    header("DPoP"),
+                    &body,
+                );
+                let mut resp = tiny_http::Response::from_string(answer.to_string())
+                    .with_status_code(status)
+                    .with_header(
+                        tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap(),
+                    );
+                for (n, v) in headers {
+                    resp = resp.with_header(tiny_http::Header::from_bytes(n, v).unwrap());
+                }
+                let _ = req.respond(resp);
+            }
+        });
+        MockRs {
+            url,
+            server,
+            state,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for MockRs {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn rs_handle(
+    mcp: &str,
+    st: &Mutex<RsState>,
+    method: &tiny_http::Method,
+    path: &str,
+    authorization: Option<String>,
+    dpop: Option<String>,
+    body: &str,
+) -> (u16, Vec<(&'static str, String)>, Value) {
+    let metadata = mcp.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let mut s = st.lock().unwrap();
+    match (method, path) {
+        (tiny_http::Method::Get, "/.well-known/oauth-protected-resource/mcp") => {
+            return (
+                200,
+                vec![],
+                json!({"resource": mcp, "authorization_servers": [s.auth_server],
+                       "scopes_supported": ["mcp:read"]}),
+            );
+        }
+        (tiny_http::Method::Post, "/mcp") => {}
+        _ => return (405, vec![], json!({})),
+    }
+    s.seen.push((authorization.clone(), dpop));
+    let token = authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Bearer "));
+    let valid = token.is_some_and(|t| s.tokens.lock().unwrap().contains_key(t));
+    if !valid {
+        let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+        if token.is_some() {
+            challenge.push_str(", error=\"invalid_token\"");
+        }
+        return (
+            401,
+            vec![("WWW-Authenticate", challenge)],
+            json!({"error": "invalid_token"}),
+        );
+    }
+    if let Some((to, tokens)) = s.move_to.take() {
+        s.auth_server = to;
+        s.tokens = tokens;
+    }
+    let msg: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let Some(id) = msg.get("id") else {
+        return (202, vec![], json!({}));
+    };
+    let result = if msg["method"] == "initialize" {
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "serverInfo": {"name": "mock", "version": "1"}})
+    } else {
+        json!({})
+    };
+    (
+        200,
+        vec![],
+        json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    )
+}
+
+/// SEP-2352: when the resource's metadata names another authorization server, the client
+/// discovers it, registers there and signs in there; the first server's client id and
+/// tokens never go to the second.
+#[test]
+fn a_new_authorization_server_gets_a_new_registration() {
+    let (tokens1, tokens2): (Tokens, Tokens) = (Arc::default(), Arc::default());
+    let as1 = MockAs::start(tokens1.clone());
+    let as2 = MockAs::start(tokens2.clone());
+    as1.state.lock().unwrap().client_id = Some("as1-client".into());
+    as2.state.lock().unwrap().client_id = Some("as2-client".into());
+    let rs = MockRs::start(&as1.url, tokens1);
+    rs.state.lock().unwrap().move_to = Some((as2.url.clone(), tokens2.clone()));
+    let c = connect(&rs.url, headless());
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    // The AS1 token is refused now: the client finds AS2 in the metadata.
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+
+    assert_eq!(as1.seen("POST /register").len(), 1);
+    assert_eq!(as2.seen("POST /register").len(), 1, "registered at AS2");
+    let at_as2: Vec<_> = as2
+        .seen("GET /authorize")
+        .into_iter()
+        .chain(as2.seen("POST /token"))
+        .collect();
+    assert!(!at_as2.is_empty());
+    for p in &at_as2 {
+        assert_eq!(p["client_id"], "as2-client", "{p:?}");
+    }
+    assert_eq!(
+        as2.grants(),
+        ["authorization_code"],
+        "no AS1 refresh token at AS2"
+    );
+    assert_eq!(
+        as1.grants(),
+        ["authorization_code"],
+        "no refresh at the old AS"
+    );
+    let seen = rs.state.lock().unwrap().seen.clone();
+    let last = seen.last().and_then(|(a, _)| a.clone()).unwrap();
+    assert!(
+        tokens2
+            .lock()
+            .unwrap()
+            .contains_key(last.trim_start_matches("Bearer ")),
+        "the last request carried an AS2 token"
+    );
 }

@@ -247,9 +247,17 @@ impl OAuthProvider {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Discovery, unless done already for the same resource metadata URL.
-    fn discovered(&self, st: &mut State, ch: &Challenge) -> Result<Discovered, String> {
-        if let Some(d) = &st.found {
+    /// Discovery, unless done already for the same resource metadata URL (and `afresh` is
+    /// false). When it finds another authorization server than before (SEP-2352: the
+    /// resource moved), nothing of the old one is kept: its client id, token and refresh
+    /// token mean nothing at the new one, and must not be shown to it.
+    fn discovered(
+        &self,
+        st: &mut State,
+        ch: &Challenge,
+        afresh: bool,
+    ) -> Result<Discovered, String> {
+        if let (Some(d), false) = (&st.found, afresh) {
             let same = match ch.resource_metadata() {
                 Some(u) => d.metadata_url.as_deref() == Some(u),
                 None => true,
@@ -259,13 +267,22 @@ impl OAuthProvider {
             }
         }
         let d = discovery::discover(&self.http, &ch.url, ch.resource_metadata())?;
-        if st
-            .found
-            .as_ref()
-            .is_some_and(|old| old.server.token_endpoint != d.server.token_endpoint)
-        {
-            // Another authorization server: the old client id means nothing there.
-            st.client = None;
+        if let Some(old) = &st.found {
+            let moved = old.server.issuer != d.server.issuer
+                || old.server.token_endpoint != d.server.token_endpoint;
+            if moved {
+                log::info!(
+                    "{} now uses the authorization server {}: signing in there afresh",
+                    ch.url,
+                    d.server
+                        .issuer
+                        .as_deref()
+                        .unwrap_or(&d.server.token_endpoint)
+                );
+                st.client = None;
+                st.token = None;
+                st.step_ups = 0;
+            }
         }
         st.found = Some(d.clone());
         Ok(d)
@@ -483,7 +500,7 @@ impl AuthProvider for OAuthProvider {
                 ));
             }
             st.step_ups += 1;
-            let d = self.discovered(&mut st, ch)?;
+            let d = self.discovered(&mut st, ch, false)?;
             let mut scopes = have;
             for s in needed {
                 if !scopes.contains(&s) {
@@ -500,7 +517,9 @@ impl AuthProvider for OAuthProvider {
                 ch.status
             ));
         }
-        let d = self.discovered(&mut st, ch)?;
+        // A token that worked is refused: the resource may have moved to another authorization
+        // server (SEP-2352), so its metadata is read again rather than trusted from before.
+        let d = self.discovered(&mut st, ch, current.is_some())?;
         if current.is_none() && self.adopt_saved(&mut st, &d) {
             let fresh = st
                 .token
