@@ -17,7 +17,7 @@ use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::url::{Url, encode, parse_form};
 use mcp_http_blocking::oauth::{
-    AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
+    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
 };
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
@@ -215,6 +215,12 @@ fn handle(
                     Some(scopes) => scopes.clone(),
                     None => return (400, None, json!({"error": "invalid_grant"})),
                 },
+                "urn:ietf:params:oauth:grant-type:jwt-bearer" if p("assertion") == "good-jwt" => {
+                    p("scope")
+                }
+                "urn:ietf:params:oauth:grant-type:jwt-bearer" => {
+                    return (400, None, json!({"error": "invalid_grant"}));
+                }
                 _ => return (400, None, json!({"error": "unsupported_grant_type"})),
             };
             // This server never grants mcp:admin.
@@ -847,4 +853,41 @@ fn a_new_authorization_server_gets_a_new_registration() {
             .contains_key(last.trim_start_matches("Bearer ")),
         "the last request carried an AS2 token"
     );
+}
+
+fn jwt_bearer(assertion: &'static str) -> OAuthConfig {
+    let mut cfg =
+        OAuthConfig::with_grant(Grant::JwtBearer(Arc::new(move || Ok(assertion.to_owned()))));
+    cfg.credentials = Some(Credentials::new("workload", None));
+    cfg
+}
+
+/// Workload identity federation (SEP-1933): the host's JWT goes to the token endpoint as an
+/// RFC 7523 JWT bearer grant, with no browser and no registration; a refused JWT fails the
+/// request after that one token request (no retry, no other grant).
+#[test]
+fn the_jwt_bearer_grant_with_the_hosts_assertion() {
+    let s = setup();
+    let c = connect(&endpoint(&s.server), jwt_bearer("good-jwt"));
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    let tok = s.as_.seen("POST /token");
+    assert_eq!(tok.len(), 1);
+    assert_eq!(
+        tok[0]["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(tok[0]["assertion"], "good-jwt");
+    assert_eq!(tok[0]["client_id"], "workload");
+    assert_eq!(tok[0]["scope"], "mcp:read");
+    assert!(s.as_.seen("POST /register").is_empty());
+    assert!(s.as_.seen("GET /authorize").is_empty());
+
+    let s = setup();
+    let c = connect(&endpoint(&s.server), jwt_bearer("expired-jwt"));
+    c.sender().send(initialize()).unwrap();
+    let why = failed(&c.receiver());
+    assert!(why.contains("invalid_grant"), "{why}");
+    assert_eq!(s.as_.grants().len(), 1, "no retry");
+    assert!(s.as_.seen("GET /authorize").is_empty(), "no other grant");
 }

@@ -75,7 +75,17 @@ pub enum Grant {
     /// (RFC 8693), which the MCP server's authorization server takes as a JWT bearer grant
     /// (RFC 7523). Needs [`OAuthConfig::credentials`] for the authorization server.
     CrossApp(CrossApp),
+    /// The JWT bearer grant (RFC 7523 §2.1) with a JWT the host already has, such as a
+    /// workload's identity token from its platform (workload identity federation, SEP-1933).
+    /// The source is called for every token request, so it can hand out a fresh JWT when the
+    /// last one has expired. A refusal is final for that request: the same JWT would be
+    /// refused again, and another grant would not be what the host asked for.
+    /// [`OAuthConfig::credentials`] are optional (the client id, if the server wants one).
+    JwtBearer(Assertion),
 }
+
+/// Where the [`Grant::JwtBearer`] assertion comes from: called for each token request.
+pub type Assertion = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
 
 impl fmt::Debug for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -85,6 +95,7 @@ impl fmt::Debug for Grant {
                 .field("redirect_uri", redirect_uri)
                 .finish_non_exhaustive(),
             Grant::ClientCredentials => f.write_str("ClientCredentials"),
+            Grant::JwtBearer(_) => f.write_str("JwtBearer(..)"),
             Grant::CrossApp(c) => f
                 .debug_struct("CrossApp")
                 .field("idp_token_endpoint", &c.idp_token_endpoint)
@@ -337,6 +348,15 @@ impl OAuthProvider {
                 let client = self.preregistered(d)?;
                 st.client = Some(client.clone());
                 token::cross_app(&self.http, d, &client, x, scopes)?
+            }
+            Grant::JwtBearer(source) => {
+                let client = self
+                    .cfg
+                    .credentials
+                    .as_ref()
+                    .map(|c| Registered::from_credentials(c, &d.server));
+                st.client.clone_from(&client);
+                token::jwt_bearer(&self.http, d, client.as_ref(), &source()?, scopes)?
             }
         };
         st.token = Some(token.clone());

@@ -481,6 +481,37 @@ pub(crate) fn cross_app(
     Token::from_answer(&answer, scopes, None)
 }
 
+/// The JWT bearer grant (RFC 7523 §2.1) with the host's own assertion, authenticated as
+/// `client` when there is one, else with no client authentication at all (RFC 7523 §3.1
+/// allows that: the assertion is the authorization).
+pub(crate) fn jwt_bearer(
+    http: &Http,
+    d: &Discovered,
+    client: Option<&Registered>,
+    assertion: &str,
+    scopes: &[String],
+) -> Result<Token, String> {
+    let mut params = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+        ),
+        ("assertion", assertion.to_owned()),
+        ("resource", d.resource.clone()),
+    ];
+    if !scopes.is_empty() {
+        params.push(("scope", scopes.join(" ")));
+    }
+    let answer = match client {
+        Some(c) => c.token_request(http, d, params)?,
+        None => {
+            let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            http.post_form(&d.server.token_endpoint, &pairs, None)?
+        }
+    };
+    Token::from_answer(&answer, scopes, None)
+}
+
 /// The refresh token grant (the old refresh token is kept when no new one comes).
 pub(crate) fn refresh(
     http: &Http,
