@@ -49,6 +49,11 @@ pub fn authorizer_for(
         }));
         cfg.credentials = credentials;
         cfg
+    } else if let Some(jwt) = field("valid_jwt") {
+        // Workload identity federation: the workload's JWT is the grant (RFC 7523).
+        let mut cfg = OAuthConfig::with_grant(Grant::JwtBearer(Arc::new(move || Ok(jwt.clone()))));
+        cfg.credentials = credentials;
+        cfg
     } else if scenario.starts_with("auth/client-credentials") {
         let mut creds = credentials.ok_or("client credentials need a client_id in the context")?;
         if let Some(pem) = field("private_key_pem") {
@@ -178,5 +183,14 @@ mod tests {
         ));
         assert!(matches!(revision_for(None), Revision::Auto));
         assert!(matches!(revision_for(Some("1999-01-01")), Revision::Auto));
+    }
+
+    #[test]
+    fn a_workload_jwt_in_the_context_is_a_jwt_bearer_grant() {
+        let ctx = r#"{"name":"auth/wif-jwt-bearer","client_id":"w","valid_jwt":"a.b.c"}"#;
+        let auth = authorizer_for("auth/wif-jwt-bearer", Some(ctx))
+            .unwrap()
+            .unwrap();
+        assert!(format!("{auth:?}").contains("JwtBearer"), "{auth:?}");
     }
 }
