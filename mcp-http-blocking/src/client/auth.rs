@@ -20,6 +20,18 @@ pub trait AuthProvider: Send + Sync + fmt::Debug {
     /// none.
     fn authorization(&self) -> Option<String>;
 
+    /// Every header that authorizes a request with HTTP `method` to `url` (without query):
+    /// `Authorization`, and what must go with it. A sender-constrained token (DPoP, RFC 9449)
+    /// needs a proof made for this very method and URL, fresh for each request, which a single
+    /// header value cannot carry. The default is the [`authorization`](Self::authorization)
+    /// value alone.
+    fn request_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
+        let _ = (method, url);
+        self.authorization()
+            .map(|a| vec![("Authorization".to_owned(), a)])
+            .unwrap_or_default()
+    }
+
     /// The server refused a request (HTTP 401, or 403). Return `Ok(())` once a retry can
     /// succeed (a new token is ready); `Err` says why not, and the request fails with it.
     /// This may block for as long as authorizing takes (a user in a browser).
@@ -39,26 +51,42 @@ pub struct Challenge {
     /// The `Authorization` header the refused request carried (to tell a stale refusal, one
     /// that another request's new token already answered, from a fresh one).
     pub sent: Option<String>,
-    /// The parameters of the `Bearer` challenge (names lower-cased), in order.
+    /// The scheme of the challenge read: `Bearer`, else `DPoP` (RFC 9449 §7.1), else empty.
+    pub scheme: String,
+    /// The parameters of that challenge (names lower-cased), in order.
     pub params: Vec<(String, String)>,
+    /// The response's `DPoP-Nonce` header (RFC 9449 §9): the nonce the server wants in the
+    /// next proof, with `error="use_dpop_nonce"`.
+    pub dpop_nonce: Option<String>,
 }
 
 impl Challenge {
     /// Builds a challenge from the `WWW-Authenticate` header values of a response (the
-    /// `Bearer` one is used; without one, the parameters stay empty).
+    /// `Bearer` one is used, else the `DPoP` one; without either, the parameters stay empty).
     pub fn new(status: u16, url: &str, sent: Option<String>, headers: &[&str]) -> Challenge {
-        let params = headers
+        let all: Vec<_> = headers
             .iter()
             .flat_map(|h| parse_www_authenticate(h))
-            .find(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, p)| p)
+            .collect();
+        let pick = |name: &str| all.iter().find(|(s, _)| s.eq_ignore_ascii_case(name));
+        let (scheme, params) = pick("bearer")
+            .or_else(|| pick("dpop"))
+            .cloned()
             .unwrap_or_default();
         Challenge {
             status,
             url: url.to_owned(),
             sent,
+            scheme,
             params,
+            dpop_nonce: None,
         }
+    }
+
+    /// The same challenge with the response's `DPoP-Nonce` header value.
+    pub fn with_dpop_nonce(mut self, nonce: Option<String>) -> Challenge {
+        self.dpop_nonce = nonce;
+        self
     }
 
     /// One parameter's value (name case-insensitive).
@@ -246,6 +274,19 @@ mod tests {
         let c = Challenge::new(401, "u", None, &["Basic realm=\"x\"", "Bearer scope=s"]);
         assert_eq!(c.param("scope"), Some("s"));
         assert_eq!(c.param("realm"), None);
+    }
+
+    #[test]
+    fn a_dpop_challenge_is_read_when_there_is_no_bearer_one() {
+        let h = r#"DPoP error="use_dpop_nonce", resource_metadata="http://x/prm""#;
+        let c = Challenge::new(401, "u", None, &[h]).with_dpop_nonce(Some("n-1".into()));
+        assert_eq!(c.scheme, "DPoP");
+        assert_eq!(c.error(), Some("use_dpop_nonce"));
+        assert_eq!(c.resource_metadata(), Some("http://x/prm"));
+        assert_eq!(c.dpop_nonce.as_deref(), Some("n-1"));
+        let both = Challenge::new(401, "u", None, &[r#"DPoP algs="ES256", Bearer scope="a""#]);
+        assert_eq!(both.scheme, "Bearer");
+        assert_eq!(both.param("scope"), Some("a"));
     }
 
     #[test]

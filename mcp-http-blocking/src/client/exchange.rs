@@ -100,9 +100,15 @@ enum GetFail {
 }
 
 impl Shared {
-    /// The headers of a message: 2026-07-28 ones from the message, or the legacy session's.
-    pub(super) fn headers_for(&self, shape: &Shape) -> Vec<(String, String)> {
-        let mut hs = self.base_headers();
+    /// The headers of a message POSTed (or, for the legacy GET stream, the GET) to `url`:
+    /// 2026-07-28 ones from the message, or the legacy session's.
+    pub(super) fn headers_for(
+        &self,
+        shape: &Shape,
+        method: &str,
+        url: &str,
+    ) -> Vec<(String, String)> {
+        let mut hs = self.base_headers(method, url);
         match &shape.modern_version {
             Some(v) => {
                 hs.push((VERSION_HEADER.into(), v.clone()));
@@ -131,11 +137,12 @@ impl Shared {
         hs
     }
 
-    /// The configured headers, plus `Authorization` when a provider gives one.
-    pub(super) fn base_headers(&self) -> Vec<(String, String)> {
+    /// The configured headers, plus the provider's authorization headers for a request with
+    /// HTTP `method` to `url` (a DPoP proof is bound to both).
+    pub(super) fn base_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
         let mut hs = self.cfg.headers.clone();
-        if let Some(a) = self.cfg.auth.as_ref().and_then(|a| a.authorization()) {
-            hs.push(("Authorization".into(), a));
+        if let Some(auth) = &self.cfg.auth {
+            hs.extend(auth.request_headers(method, url));
         }
         hs
     }
@@ -169,7 +176,12 @@ impl Shared {
                 .iter()
                 .find(|(n, _)| n == "Authorization")
                 .map(|(_, v)| v.clone());
-            let challenge = Challenge::new(status, &self.url, sent, &values);
+            let nonce = resp
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let challenge = Challenge::new(status, &self.url, sent, &values).with_dpop_nonce(nonce);
             if status == 403 && !challenge.insufficient_scope() {
                 return Ok(resp);
             }
@@ -237,7 +249,7 @@ impl Shared {
         let mut renewed = false;
         let resp = loop {
             let sent = self.send_authorized(
-                || self.headers_for(shape),
+                || self.headers_for(shape, "POST", &target),
                 |hs| {
                     with_headers(lease.agent.post(&target), hs)
                         .header("Accept", ACCEPT_BOTH)
@@ -555,7 +567,7 @@ impl Shared {
     fn open_get(&self, lease: &Lease, last_id: Option<&str>) -> Result<Body, GetFail> {
         let resp = self
             .send_authorized(
-                || self.headers_for(&Shape::default()),
+                || self.headers_for(&Shape::default(), "GET", &self.url),
                 |hs| {
                     let mut rb = with_headers(lease.agent.get(&self.url), hs)
                         .header("Accept", "text/event-stream");
@@ -655,7 +667,7 @@ impl Shared {
         let target = self.post_url();
         let body = msg.to_vec();
         let sent = self.send_authorized(
-            || self.headers_for(&Shape::default()),
+            || self.headers_for(&Shape::default(), "POST", &target),
             |hs| {
                 with_headers(lease.agent.post(&target), hs)
                     .config()
@@ -694,11 +706,14 @@ impl Shared {
     /// Ends a legacy session (405 means the server does not let clients end them: fine).
     pub(super) fn delete_session(&self, sid: &str, version: Option<&str>) {
         let agent = self.agent_cfg.new_agent();
-        let mut rb = with_headers(agent.delete(&self.url), &self.base_headers())
-            .config()
-            .timeout_global(Some(self.cfg.connect_timeout))
-            .build()
-            .header(SESSION_HEADER, sid);
+        let mut rb = with_headers(
+            agent.delete(&self.url),
+            &self.base_headers("DELETE", &self.url),
+        )
+        .config()
+        .timeout_global(Some(self.cfg.connect_timeout))
+        .build()
+        .header(SESSION_HEADER, sid);
         if let Some(v) = version {
             rb = rb.header(VERSION_HEADER, v);
         }

@@ -33,9 +33,12 @@ impl Shared {
         let Some(stream) = self.lease(None, false) else {
             return false;
         };
-        let resp = with_headers(stream.agent.get(&self.url), &self.base_headers())
-            .header("Accept", "text/event-stream")
-            .call();
+        let resp = with_headers(
+            stream.agent.get(&self.url),
+            &self.base_headers("GET", &self.url),
+        )
+        .header("Accept", "text/event-stream")
+        .call();
         let body = match resp {
             Ok(r) if r.status().as_u16() == 200 && mime(&r) == "text/event-stream" => r.into_body(),
             _ => {

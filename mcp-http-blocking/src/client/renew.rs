@@ -97,7 +97,7 @@ impl Shared {
         log::info!("{} forgot the session; starting a new one", self.url);
         let resp = self
             .send_authorized(
-                || self.base_headers(),
+                || self.base_headers("POST", &self.url),
                 |hs| {
                     with_headers(lease.agent.post(&self.url), hs)
                         .header("Accept", "application/json, text/event-stream")
@@ -153,7 +153,7 @@ impl Shared {
         let method = msg.method().unwrap_or("?").to_owned();
         let body = msg.to_vec();
         let sent = self.send_authorized(
-            || self.headers_for(&Shape::default()),
+            || self.headers_for(&Shape::default(), "POST", &self.url),
             |hs| {
                 with_headers(lease.agent.post(&self.url), hs)
                     .header("Accept", "application/json, text/event-stream")
