@@ -42,6 +42,10 @@ struct AsState {
     iss_unadvertised: bool,
     /// The client id registration hands out (default `dyn-client`).
     client_id: Option<String>,
+    /// Take DPoP proofs (ES256) and issue DPoP-bound tokens to requests with one.
+    dpop: bool,
+    /// The nonce the token endpoint wants in DPoP proofs.
+    as_nonce: Option<String>,
 }
 
 /// The `iss` the mock puts on its authorization responses.
@@ -74,14 +78,14 @@ impl MockAs {
             for mut req in s.incoming_requests() {
                 let mut body = String::new();
                 let _ = req.as_reader().read_to_string(&mut body);
-                let (status, location, answer) = handle(&base, &st, &tokens, &req, &body);
+                let (status, header, answer) = handle(&base, &st, &tokens, &req, &body);
                 let mut resp = tiny_http::Response::from_string(answer.to_string())
                     .with_status_code(status)
                     .with_header(
                         tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap(),
                     );
-                if let Some(l) = location {
-                    resp = resp.with_header(tiny_http::Header::from_bytes("Location", l).unwrap());
+                if let Some((name, value)) = header {
+                    resp = resp.with_header(tiny_http::Header::from_bytes(name, value).unwrap());
                 }
                 let _ = req.respond(resp);
             }
@@ -131,7 +135,7 @@ fn handle(
     tokens: &Tokens,
     req: &tiny_http::Request,
     body: &str,
-) -> (u16, Option<String>, Value) {
+) -> (u16, Option<(&'static str, String)>, Value) {
     let full = format!("{base}{}", req.url());
     let url = Url::parse(&full).unwrap();
     let what = format!("{} {}", req.method(), url.path);
@@ -156,6 +160,9 @@ fn handle(
     {
         params.insert("authorization".into(), h.value.to_string());
     }
+    if let Some(h) = req.headers().iter().find(|h| h.field.equiv("DPoP")) {
+        params.insert("dpop".into(), h.value.to_string());
+    }
     let mut s = st.lock().unwrap();
     s.seen.push((what.clone(), params.clone()));
     let p = |k: &str| params.get(k).cloned().unwrap_or_default();
@@ -163,18 +170,21 @@ fn handle(
         "GET /.well-known/oauth-authorization-server" => (
             200,
             None,
-            with_iss_support(
-                !s.iss_unadvertised,
-                json!({
-                    "issuer": base,
-                    "authorization_endpoint": format!("{base}/authorize"),
-                    "token_endpoint": format!("{base}/token"),
-                    "registration_endpoint": format!("{base}/register"),
-                    "response_types_supported": ["code"],
-                    "code_challenge_methods_supported": ["S256"],
-                    "token_endpoint_auth_methods_supported": ["none"],
-                    "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
-                }),
+            with_dpop(
+                s.dpop,
+                with_iss_support(
+                    !s.iss_unadvertised,
+                    json!({
+                        "issuer": base,
+                        "authorization_endpoint": format!("{base}/authorize"),
+                        "token_endpoint": format!("{base}/token"),
+                        "registration_endpoint": format!("{base}/register"),
+                        "response_types_supported": ["code"],
+                        "code_challenge_methods_supported": ["S256"],
+                        "token_endpoint_auth_methods_supported": ["none"],
+                        "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
+                    }),
+                ),
             ),
         ),
         "POST /register" => (
@@ -199,9 +209,24 @@ fn handle(
                 p("redirect_uri"),
                 p("state")
             );
-            (302, Some(location), json!({}))
+            (302, Some(("Location", location)), json!({}))
         }
         "POST /token" => {
+            let proof = params.get("dpop").map(|p| proof_claims(p));
+            if let (Some(want), Some(claims)) = (&s.as_nonce, &proof) {
+                if claims["nonce"].as_str() != Some(want.as_str()) {
+                    return (
+                        400,
+                        Some(("DPoP-Nonce", want.clone())),
+                        json!({"error": "use_dpop_nonce"}),
+                    );
+                }
+            }
+            let kind = if s.dpop && proof.is_some() {
+                "DPoP"
+            } else {
+                "Bearer"
+            };
             let scopes = match p("grant_type").as_str() {
                 "authorization_code" => match s.codes.remove(&p("code")) {
                     Some((challenge, scopes))
@@ -240,12 +265,63 @@ fn handle(
             (
                 200,
                 None,
-                json!({"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+                json!({"access_token": access, "token_type": kind, "expires_in": 3600,
                        "refresh_token": refresh, "scope": scopes}),
             )
         }
         _ => (404, None, json!({"error": "not_found"})),
     }
+}
+
+fn with_dpop(on: bool, mut meta: Value) -> Value {
+    if on {
+        meta["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    }
+    meta
+}
+
+/// The claims of a DPoP proof, after checking its header and its ES256 signature under the
+/// JWK it carries (with p256, as a resource server would).
+fn proof_claims(proof: &str) -> Value {
+    let parts: Vec<&str> = proof.split('.').collect();
+    assert_eq!(parts.len(), 3, "{proof}");
+    let header: Value = serde_json::from_slice(&b64url(parts[0])).unwrap();
+    assert_eq!(header["typ"], "dpop+jwt");
+    assert_eq!(header["alg"], "ES256");
+    assert!(header["jwk"].get("d").is_none());
+    #[cfg(feature = "oauth-jwt")]
+    {
+        use p256::ecdsa::signature::Verifier;
+        let mut sec1 = vec![4u8];
+        sec1.extend(b64url(header["jwk"]["x"].as_str().unwrap()));
+        sec1.extend(b64url(header["jwk"]["y"].as_str().unwrap()));
+        let key = p256::ecdsa::VerifyingKey::from_sec1_bytes(&sec1).unwrap();
+        let sig = p256::ecdsa::Signature::from_slice(&b64url(parts[2])).unwrap();
+        let input = format!("{}.{}", parts[0], parts[1]);
+        assert!(
+            key.verify(input.as_bytes(), &sig).is_ok(),
+            "a valid signature"
+        );
+    }
+    let mut claims: Value = serde_json::from_slice(&b64url(parts[1])).unwrap();
+    claims["jwk"] = header["jwk"].clone();
+    claims
+}
+
+fn b64url(s: &str) -> Vec<u8> {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let (mut bits, mut n, mut out) = (0u32, 0, Vec::new());
+    for c in s.bytes() {
+        let v = ABC.iter().position(|&a| a == c).expect("base64url") as u32;
+        bits = (bits << 6) | v;
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+            bits &= (1 << n) - 1;
+        }
+    }
+    out
 }
 
 fn with_iss_support(on: bool, mut meta: Value) -> Value {
@@ -672,6 +748,10 @@ struct RsState {
     move_to: Option<(String, Tokens)>,
     /// `(Authorization, DPoP)` headers of every POST.
     seen: Vec<(Option<String>, Option<String>)>,
+    /// Take DPoP-bound tokens (the `DPoP` scheme with a proof) instead of bearer ones.
+    dpop: bool,
+    /// The nonce it wants in DPoP proofs.
+    rs_nonce: Option<String>,
 }
 
 /// A small MCP resource server on tiny_http (the crate's own server cannot change its
@@ -694,6 +774,8 @@ impl MockRs {
             tokens,
             move_to: None,
             seen: Vec::new(),
+            dpop: false,
+            rs_nonce: None,
         }));
         let (s, st, mcp) = (server.clone(), state.clone(), url.clone());
         let thread = std::thread::spawn(move || {
@@ -767,13 +849,36 @@ fn rs_handle(
         (tiny_http::Method::Post, "/mcp") => {}
         _ => return (405, vec![], json!({})),
     }
-    s.seen.push((authorization.clone(), dpop));
+    s.seen.push((authorization.clone(), dpop.clone()));
+    let scheme = if s.dpop { "DPoP" } else { "Bearer" };
     let token = authorization
         .as_deref()
-        .and_then(|a| a.strip_prefix("Bearer "));
-    let valid = token.is_some_and(|t| s.tokens.lock().unwrap().contains_key(t));
+        .and_then(|a| a.strip_prefix(scheme))
+        .and_then(|a| a.strip_prefix(' '));
+    let proved = !s.dpop || dpop.is_some();
+    let valid = proved && token.is_some_and(|t| s.tokens.lock().unwrap().contains_key(t));
+    if valid && s.dpop {
+        let claims = proof_claims(dpop.as_deref().unwrap_or_default());
+        if let Some(want) = &s.rs_nonce {
+            if claims["nonce"].as_str() != Some(want.as_str()) {
+                return (
+                    401,
+                    vec![
+                        (
+                            "WWW-Authenticate",
+                            format!(
+                                "DPoP error=\"use_dpop_nonce\", resource_metadata=\"{metadata}\""
+                            ),
+                        ),
+                        ("DPoP-Nonce", want.clone()),
+                    ],
+                    json!({"error": "use_dpop_nonce"}),
+                );
+            }
+        }
+    }
     if !valid {
-        let mut challenge = format!("Bearer resource_metadata=\"{metadata}\"");
+        let mut challenge = format!("{scheme} resource_metadata=\"{metadata}\"");
         if token.is_some() {
             challenge.push_str(", error=\"invalid_token\"");
         }
@@ -890,4 +995,73 @@ fn the_jwt_bearer_grant_with_the_hosts_assertion() {
     assert!(why.contains("invalid_grant"), "{why}");
     assert_eq!(s.as_.grants().len(), 1, "no retry");
     assert!(s.as_.seen("GET /authorize").is_empty(), "no other grant");
+}
+
+/// DPoP (RFC 9449, SEP-1932): with an authorization server that takes ES256 proofs, the
+/// token request carries a proof (again with the server's nonce when it asks for one), the
+/// token is a DPoP one, and every request to the resource carries `Authorization: DPoP` with
+/// a fresh proof for its method and URL, bound to the token by `ath`, with the resource's
+/// nonce once it asked.
+#[cfg(feature = "oauth-jwt")]
+#[test]
+fn dpop_bound_tokens_with_proofs_and_nonces() {
+    let tokens: Tokens = Arc::default();
+    let as_ = MockAs::start(tokens.clone());
+    {
+        let mut st = as_.state.lock().unwrap();
+        st.dpop = true;
+        st.as_nonce = Some("as-nonce".into());
+    }
+    let rs = MockRs::start(&as_.url, tokens);
+    {
+        let mut st = rs.state.lock().unwrap();
+        st.dpop = true;
+        st.rs_nonce = Some("rs-nonce".into());
+    }
+    let c = connect(&rs.url, headless());
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    ok(&next(&c.receiver()));
+
+    let at_token = as_.seen("POST /token");
+    assert_eq!(at_token.len(), 2, "the token request, again with the nonce");
+    let first = proof_claims(&at_token[0]["dpop"]);
+    let second = proof_claims(&at_token[1]["dpop"]);
+    assert!(first.get("nonce").is_none());
+    assert_eq!(second["nonce"], "as-nonce");
+    for c in [&first, &second] {
+        assert_eq!(c["htm"], "POST");
+        assert_eq!(c["htu"], format!("{}/token", as_.url));
+        assert!(c.get("ath").is_none());
+    }
+    let key = &second["jwk"];
+
+    let seen = rs.state.lock().unwrap().seen.clone();
+    let proved: Vec<_> = seen
+        .iter()
+        .filter_map(|(a, p)| Some((a.clone()?, proof_claims(p.as_deref()?))))
+        .collect();
+    assert!(proved.len() >= 3, "{seen:?}");
+    let mut jtis = Vec::new();
+    for (i, (authorization, claims)) in proved.iter().enumerate() {
+        let token = authorization
+            .strip_prefix("DPoP ")
+            .expect("the DPoP scheme");
+        assert_eq!(claims["htm"], "POST");
+        assert_eq!(claims["htu"], rs.url);
+        assert_eq!(&claims["jwk"], key, "the same key as at the token endpoint");
+        let ath = Pkce::from_verifier(token.to_owned()).challenge;
+        assert_eq!(claims["ath"], ath, "ath is the token's SHA-256");
+        // The first proof goes without the resource's nonce; it asks, and every later one has it.
+        if i > 0 {
+            assert_eq!(claims["nonce"], "rs-nonce");
+        }
+        jtis.push(claims["jti"].as_str().unwrap().to_owned());
+    }
+    assert!(proved[0].1.get("nonce").is_none());
+    let n = jtis.len();
+    jtis.sort();
+    jtis.dedup();
+    assert_eq!(jtis.len(), n, "a fresh jti for every request");
 }

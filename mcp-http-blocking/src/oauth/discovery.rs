@@ -45,6 +45,9 @@ pub struct ServerMetadata {
     /// `authorization_response_iss_parameter_supported` (RFC 9207): the authorization
     /// response always carries `iss`, so one without it is refused.
     pub iss_parameter_supported: bool,
+    /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1): the server binds tokens to a
+    /// DPoP key signed with one of these.
+    pub dpop_signing_algs: Option<Vec<String>>,
     /// False for the 2025-03-26 default endpoints (no metadata document at all).
     pub from_document: bool,
 }
@@ -74,6 +77,7 @@ impl ServerMetadata {
                 .get("client_id_metadata_document_supported")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            dpop_signing_algs: list("dpop_signing_alg_values_supported"),
             iss_parameter_supported: v
                 .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)

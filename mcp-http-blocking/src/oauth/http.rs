@@ -60,6 +60,20 @@ impl Http {
         pairs: &[(&str, &str)],
         basic: Option<(&str, &str)>,
     ) -> Result<Value, String> {
+        self.post_form_raw(url, pairs, basic, None)?
+            .into_result(url)
+    }
+
+    /// POSTs a form with optional Basic credentials and an optional `DPoP` proof header, and
+    /// returns the answer as it came (a DPoP nonce challenge is an error answer the caller
+    /// reacts to).
+    pub(crate) fn post_form_raw(
+        &self,
+        url: &str,
+        pairs: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+        dpop: Option<&str>,
+    ) -> Result<FormAnswer, String> {
         let mut rb = self
             .agent
             .post(url)
@@ -69,10 +83,24 @@ impl Http {
             let creds = base64(format!("{}:{}", encode(id), encode(secret)).as_bytes());
             rb = rb.header("Authorization", format!("Basic {creds}"));
         }
+        if let Some(proof) = dpop {
+            rb = rb.header("DPoP", proof);
+        }
         let resp = rb
             .send(form(pairs).as_bytes())
             .map_err(|e| format!("POST {url}: {e}"))?;
-        answer(url, resp)
+        let status = resp.status().as_u16();
+        let dpop_nonce = resp
+            .headers()
+            .get("dpop-nonce")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = read(resp.into_body())?;
+        Ok(FormAnswer {
+            status,
+            json: serde_json::from_slice::<Value>(&body).ok(),
+            dpop_nonce,
+        })
     }
 
     /// POSTs a JSON body (dynamic client registration) and returns the JSON answer of a 2xx.
@@ -111,10 +139,43 @@ fn read(body: ureq::Body) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("reading the answer: {e}"))
 }
 
+/// A token endpoint's answer, before it is judged.
+pub(crate) struct FormAnswer {
+    /// The HTTP status.
+    pub(crate) status: u16,
+    /// The body, when it is JSON.
+    pub(crate) json: Option<Value>,
+    /// The `DPoP-Nonce` header (RFC 9449 §8).
+    #[cfg_attr(not(feature = "oauth-jwt"), allow(dead_code))]
+    pub(crate) dpop_nonce: Option<String>,
+}
+
+impl FormAnswer {
+    /// The OAuth `error` code of an error answer.
+    #[cfg_attr(not(feature = "oauth-jwt"), allow(dead_code))]
+    pub(crate) fn error(&self) -> Option<&str> {
+        if (200..300).contains(&self.status) {
+            return None;
+        }
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("error"))
+            .and_then(Value::as_str)
+    }
+
+    /// The JSON object of a 2xx; otherwise `Err` with the OAuth error and its description.
+    pub(crate) fn into_result(self, url: &str) -> Result<Value, String> {
+        judge(url, self.status, self.json)
+    }
+}
+
 fn answer(url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Value, String> {
     let status = resp.status().as_u16();
     let body = read(resp.into_body())?;
-    let json = serde_json::from_slice::<Value>(&body).ok();
+    judge(url, status, serde_json::from_slice::<Value>(&body).ok())
+}
+
+fn judge(url: &str, status: u16, json: Option<Value>) -> Result<Value, String> {
     if (200..300).contains(&status) {
         return json
             .filter(Value::is_object)

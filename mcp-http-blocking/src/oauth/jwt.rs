@@ -33,15 +33,25 @@ impl PrivateKey {
 
     /// Signs `claims` as a compact JWS with header `{"alg":"ES256","typ":typ}`.
     pub fn sign(&self, typ: &str, claims: &serde_json::Value) -> String {
-        let header = json!({"alg": "ES256", "typ": typ});
-        let input = format!(
-            "{}.{}",
-            base64url(header.to_string().as_bytes()),
-            base64url(claims.to_string().as_bytes())
-        );
-        let sig: Signature = self.0.sign(input.as_bytes());
-        format!("{input}.{}", base64url(&sig.to_bytes()))
+        sign_es256(&self.0, &json!({"alg": "ES256", "typ": typ}), claims)
     }
+}
+
+/// A compact JWS of `claims` under `header` (which must say `"alg":"ES256"`), signed with
+/// `key`: the framing is base64url of the two JSON texts; the signature is p256's, in the
+/// fixed-size `r || s` form JWS wants (RFC 7518 §3.4).
+pub(crate) fn sign_es256(
+    key: &SigningKey,
+    header: &serde_json::Value,
+    claims: &serde_json::Value,
+) -> String {
+    let input = format!(
+        "{}.{}",
+        base64url(header.to_string().as_bytes()),
+        base64url(claims.to_string().as_bytes())
+    );
+    let sig: Signature = key.sign(input.as_bytes());
+    format!("{input}.{}", base64url(&sig.to_bytes()))
 }
 
 /// A client assertion: `iss` and `sub` are the client id, `aud` the authorization server,
@@ -70,7 +80,7 @@ pub fn client_assertion(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use p256::ecdsa::VerifyingKey;
     use p256::ecdsa::signature::Verifier;
@@ -101,7 +111,7 @@ PalCS66SgiQdGiuJ6WwGlmu8TYU/mg2Q9l44cmEmTCmTZWSEnpcvQOZH
         assert!(PrivateKey::from_pem("not a key").is_err());
     }
 
-    fn decode_b64url(s: &str) -> Vec<u8> {
+    pub(crate) fn decode_b64url(s: &str) -> Vec<u8> {
         const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         let mut bits = 0u32;
         let mut n = 0;

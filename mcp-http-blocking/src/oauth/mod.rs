@@ -25,6 +25,8 @@
 //!    of signing in and registering again.
 
 mod discovery;
+#[cfg(feature = "oauth-jwt")]
+mod dpop;
 mod http;
 #[cfg(feature = "server")]
 mod introspection;
@@ -51,8 +53,15 @@ pub use saved::{AuthStore, SavedAuth};
 pub use token::{Token, application_type};
 
 use crate::client::{AuthProvider, Challenge};
+#[cfg(feature = "oauth-jwt")]
+use dpop::Dpop;
 use http::Http;
 use token::Registered;
+
+/// Without feature `oauth-jwt` there is no DPoP (its ES256 is p256's): a type with no values,
+/// so an `Option<&Dpop>` is always None and the token code needs no second version.
+#[cfg(not(feature = "oauth-jwt"))]
+enum Dpop {}
 
 /// The host's browser step: gets the authorization URL, shows it to the user, and returns the
 /// URL the authorization server redirected to (with `code` and `state`).
@@ -167,6 +176,11 @@ pub struct OAuthConfig {
     pub max_step_ups: u32,
     /// Where the sign-in is kept across runs (default none: it lasts as long as the provider).
     pub store: Option<Arc<dyn AuthStore>>,
+    /// Ask for DPoP-bound tokens (RFC 9449, SEP-1932) when the authorization server signs
+    /// them with ES256 (`dpop_signing_alg_values_supported`; default true): a token that leaks
+    /// is then useless without the provider's key, which never leaves the process.
+    #[cfg(feature = "oauth-jwt")]
+    pub dpop: bool,
 }
 
 impl OAuthConfig {
@@ -191,6 +205,8 @@ impl OAuthConfig {
             timeout: Duration::from_secs(30),
             max_step_ups: 2,
             store: None,
+            #[cfg(feature = "oauth-jwt")]
+            dpop: true,
         }
     }
 
@@ -198,6 +214,31 @@ impl OAuthConfig {
     pub fn with_store(mut self, store: Arc<dyn AuthStore>) -> OAuthConfig {
         self.store = Some(store);
         self
+    }
+}
+
+impl OAuthProvider {
+    /// The resource server wants its nonce in the proofs (RFC 9449 §9): keep it and retry.
+    /// A retry even when the nonce is the one already kept: another request may have
+    /// brought it while this one was under way with an older proof. The client bounds the
+    /// rounds of one request ([`AUTH_ROUNDS`](crate::client::AUTH_ROUNDS)), so a server
+    /// that refuses its own nonce cannot make it loop.
+    fn dpop_nonce(&self, st: &State, ch: &Challenge) -> Result<(), String> {
+        #[cfg(feature = "oauth-jwt")]
+        if let (Some(dp), Some(n)) = (&st.dpop, &ch.dpop_nonce) {
+            dp.set_rs_nonce(n);
+            return Ok(());
+        }
+        let _ = (self, st);
+        Err(format!(
+            "{} asks for a DPoP nonce{}",
+            ch.url,
+            if ch.dpop_nonce.is_none() {
+                " without giving one"
+            } else {
+                " for a token that is not a DPoP one"
+            }
+        ))
     }
 }
 
@@ -224,6 +265,9 @@ struct State {
     step_ups: u32,
     /// What the store had when the provider was made: adopted once discovery shows it fits.
     restore: Option<SavedAuth>,
+    /// The DPoP key, made when a first authorization server takes DPoP.
+    #[cfg(feature = "oauth-jwt")]
+    dpop: Option<Arc<Dpop>>,
 }
 
 impl OAuthProvider {
@@ -331,23 +375,33 @@ impl OAuthProvider {
 
     /// Gets a token for `scopes` with the configured grant.
     fn obtain(&self, st: &mut State, d: &Discovered, scopes: &[String]) -> Result<Token, String> {
+        let dpop = self.dpop_for(st, d)?;
+        let dpop = dpop.as_deref();
         let token = match &self.cfg.grant {
             Grant::AuthorizationCode {
                 redirect_uri,
                 browser,
             } => {
                 let client = self.client(st, d, redirect_uri)?;
-                token::authorization_code(&self.http, d, &client, redirect_uri, browser, scopes)?
+                token::authorization_code(
+                    &self.http,
+                    d,
+                    &client,
+                    redirect_uri,
+                    browser,
+                    scopes,
+                    dpop,
+                )?
             }
             Grant::ClientCredentials => {
                 let client = self.preregistered(d)?;
                 st.client = Some(client.clone());
-                token::client_credentials(&self.http, d, &client, scopes)?
+                token::client_credentials(&self.http, d, &client, scopes, dpop)?
             }
             Grant::CrossApp(x) => {
                 let client = self.preregistered(d)?;
                 st.client = Some(client.clone());
-                token::cross_app(&self.http, d, &client, x, scopes)?
+                token::cross_app(&self.http, d, &client, x, scopes, dpop)?
             }
             Grant::JwtBearer(source) => {
                 let client = self
@@ -356,12 +410,49 @@ impl OAuthProvider {
                     .as_ref()
                     .map(|c| Registered::from_credentials(c, &d.server));
                 st.client.clone_from(&client);
-                token::jwt_bearer(&self.http, d, client.as_ref(), &source()?, scopes)?
+                token::jwt_bearer(&self.http, d, client.as_ref(), &source()?, scopes, dpop)?
             }
         };
         st.token = Some(token.clone());
         self.save(st);
         Ok(token)
+    }
+
+    /// The DPoP key to prove possession of, when this authorization server takes ES256 DPoP
+    /// proofs and the configuration wants DPoP (made the first time).
+    #[cfg(feature = "oauth-jwt")]
+    fn dpop_for(&self, st: &mut State, d: &Discovered) -> Result<Option<Arc<Dpop>>, String> {
+        let es256 = d
+            .server
+            .dpop_signing_algs
+            .as_ref()
+            .is_some_and(|a| a.iter().any(|x| x == "ES256"));
+        if !self.cfg.dpop || !es256 {
+            return Ok(None);
+        }
+        if st.dpop.is_none() {
+            st.dpop = Some(Arc::new(Dpop::generate()?));
+        }
+        Ok(st.dpop.clone())
+    }
+
+    /// Without feature `oauth-jwt`: never DPoP.
+    #[cfg(not(feature = "oauth-jwt"))]
+    fn dpop_for(&self, _st: &mut State, _d: &Discovered) -> Result<Option<Arc<Dpop>>, String> {
+        Ok(None)
+    }
+
+    /// The current token, refreshed first when it is about to expire.
+    fn current(&self, st: &mut State) -> Option<Token> {
+        let expired = st
+            .token
+            .as_ref()
+            .and_then(|t| t.expires)
+            .is_some_and(|e| Instant::now() + Duration::from_secs(10) >= e);
+        if expired {
+            self.refresh(st);
+        }
+        st.token.clone()
     }
 
     /// Hands the current token and client to the store, if there is one.
@@ -457,13 +548,21 @@ impl OAuthProvider {
 
     /// Uses the refresh token, if there is one; true when a new token came.
     fn refresh(&self, st: &mut State) -> bool {
-        let (Some(tok), Some(d), Some(client)) = (&st.token, &st.found, &st.client) else {
+        let Some(d) = st.found.clone() else {
+            return false;
+        };
+        // A bound token's refresh token is bound too (RFC 9449 §5): the proof goes with it.
+        let dpop = match st.token.as_ref().map(|t| t.dpop) {
+            Some(true) => self.dpop_for(st, &d).ok().flatten(),
+            _ => None,
+        };
+        let (Some(tok), Some(client)) = (&st.token, &st.client) else {
             return false;
         };
         let Some(rt) = tok.refresh.clone() else {
             return false;
         };
-        match token::refresh(&self.http, d, client, &rt, &tok.scopes) {
+        match token::refresh(&self.http, &d, client, &rt, &tok.scopes, dpop.as_deref()) {
             Ok(t) => {
                 st.token = Some(t);
                 self.save(st);
@@ -481,15 +580,30 @@ impl OAuthProvider {
 impl AuthProvider for OAuthProvider {
     fn authorization(&self) -> Option<String> {
         let mut st = self.lock();
-        let expired = st
-            .token
-            .as_ref()
-            .and_then(|t| t.expires)
-            .is_some_and(|e| Instant::now() + Duration::from_secs(10) >= e);
-        if expired {
-            self.refresh(&mut st);
+        self.current(&mut st).as_ref().map(Token::header)
+    }
+
+    /// `Authorization`, and for a DPoP-bound token a fresh proof for this method and URL,
+    /// with the token's hash and the server's latest nonce.
+    fn request_headers(&self, method: &str, url: &str) -> Vec<(String, String)> {
+        let mut st = self.lock();
+        let Some(token) = self.current(&mut st) else {
+            return Vec::new();
+        };
+        let authorization = ("Authorization".to_owned(), token.header());
+        #[cfg(feature = "oauth-jwt")]
+        if let (true, Some(dp)) = (token.dpop, &st.dpop) {
+            let nonce = dp.rs_nonce();
+            return match dp.proof(method, url, Some(&token.access), nonce.as_deref()) {
+                Ok(p) => vec![authorization, ("DPoP".to_owned(), p)],
+                Err(e) => {
+                    log::warn!("no DPoP proof for {method} {url}: {e}");
+                    vec![authorization]
+                }
+            };
         }
-        st.token.as_ref().map(Token::header)
+        let _ = (method, url);
+        vec![authorization]
     }
 
     fn challenged(&self, ch: &Challenge) -> Result<(), String> {
@@ -498,6 +612,9 @@ impl AuthProvider for OAuthProvider {
         if current.is_some() && current != ch.sent {
             // Another request already got a new token: just retry.
             return Ok(());
+        }
+        if ch.status == 401 && ch.error() == Some("use_dpop_nonce") {
+            return self.dpop_nonce(&st, ch);
         }
         if ch.insufficient_scope() {
             let needed = ch.scopes().unwrap_or_default();

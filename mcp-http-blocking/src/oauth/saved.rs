@@ -98,6 +98,9 @@ impl SavedAuth {
             refresh: self.refresh_token.clone(),
             scopes: self.scopes.clone(),
             expires,
+            // The DPoP key is not saved, so a saved token is a bearer one (a bound token saved
+            // by an earlier run is refused, and a new sign-in follows).
+            dpop: false,
         }
     }
 }

@@ -9,7 +9,7 @@ use super::discovery::{Discovered, ServerMetadata};
 use super::http::Http;
 use super::pkce::{Pkce, random_token};
 use super::url::{Url, form, with_query};
-use super::{Browser, Credentials, CrossApp};
+use super::{Browser, Credentials, CrossApp, Dpop};
 
 /// An access token and what came with it.
 #[derive(Clone)]
@@ -22,6 +22,9 @@ pub struct Token {
     pub scopes: Vec<String>,
     /// When it expires, if the server said.
     pub expires: Option<Instant>,
+    /// A DPoP-bound token (`token_type` `DPoP`, RFC 9449): sent with the `DPoP` scheme and a
+    /// proof of the provider's key on every request.
+    pub dpop: bool,
 }
 
 impl std::fmt::Debug for Token {
@@ -30,28 +33,33 @@ impl std::fmt::Debug for Token {
             .field("scopes", &self.scopes)
             .field("expires", &self.expires)
             .field("refresh", &self.refresh.is_some())
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
 
 impl Token {
-    /// The `Authorization` header value.
+    /// The `Authorization` header value: `Bearer ...`, or `DPoP ...` for a bound token.
     pub fn header(&self) -> String {
-        format!("Bearer {}", self.access)
+        let scheme = if self.dpop { "DPoP" } else { "Bearer" };
+        format!("{scheme} {}", self.access)
     }
 
-    /// Reads a token endpoint answer (RFC 6749 §5.1).
+    /// Reads a token endpoint answer (RFC 6749 §5.1); `proved` says whether the request
+    /// carried a DPoP proof (only then can the token be a DPoP one).
     fn from_answer(
-        v: &Value,
+        (v, proved): (Value, bool),
         asked: &[String],
         old_refresh: Option<&str>,
     ) -> Result<Token, String> {
+        let v = &v;
         let access = v
             .get("access_token")
             .and_then(Value::as_str)
             .ok_or("the token answer has no access_token")?;
         let kind = v.get("token_type").and_then(Value::as_str).unwrap_or("");
-        if !kind.eq_ignore_ascii_case("bearer") {
+        let dpop = proved && kind.eq_ignore_ascii_case("dpop");
+        if !dpop && !kind.eq_ignore_ascii_case("bearer") {
             return Err(format!("token type {kind:?} is not Bearer"));
         }
         let scopes = v
@@ -71,6 +79,7 @@ impl Token {
                 .get("expires_in")
                 .and_then(Value::as_u64)
                 .map(|s| Instant::now() + Duration::from_secs(s)),
+            dpop,
         })
     }
 }
@@ -162,13 +171,15 @@ impl Registered {
         }
     }
 
-    /// POSTs `params` to the token endpoint with this client's authentication.
+    /// POSTs `params` to the token endpoint with this client's authentication (and a DPoP
+    /// proof when `dpop` is given); the answer, and whether a proof went with it.
     fn token_request(
         &self,
         http: &Http,
         d: &Discovered,
         mut params: Vec<(&'static str, String)>,
-    ) -> Result<Value, String> {
+        dpop: Option<&Dpop>,
+    ) -> Result<(Value, bool), String> {
         let endpoint = &d.server.token_endpoint;
         let mut basic = None;
         match self.method {
@@ -203,8 +214,41 @@ impl Registered {
             }
         }
         let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        http.post_form(endpoint, &pairs, basic)
+        post_token(http, endpoint, &pairs, basic, dpop)
     }
+}
+
+/// A token request, with a DPoP proof when `dpop` is given. An authorization server that wants
+/// a nonce in the proof answers `use_dpop_nonce` with a `DPoP-Nonce` header (RFC 9449 §8): the
+/// request goes once more with a proof carrying it, and the nonce is kept for later requests.
+fn post_token(
+    http: &Http,
+    endpoint: &str,
+    pairs: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
+    dpop: Option<&Dpop>,
+) -> Result<(Value, bool), String> {
+    let Some(dp) = dpop else {
+        return http.post_form(endpoint, pairs, basic).map(|v| (v, false));
+    };
+    #[cfg(feature = "oauth-jwt")]
+    {
+        let mut answer = None;
+        for _ in 0..2 {
+            let proof = dp.token_proof(endpoint)?;
+            let a = http.post_form_raw(endpoint, pairs, basic, Some(&proof))?;
+            let fresh = a.dpop_nonce.as_deref().is_some_and(|n| dp.set_as_nonce(n));
+            let again = fresh && a.error() == Some("use_dpop_nonce");
+            answer = Some(a);
+            if !again {
+                break;
+            }
+        }
+        let answer = answer.ok_or("no token request was made")?;
+        answer.into_result(endpoint).map(|v| (v, true))
+    }
+    #[cfg(not(feature = "oauth-jwt"))]
+    match *dp {}
 }
 
 /// The token endpoint authentication for a client with (or without) a secret: Basic when the
@@ -316,6 +360,7 @@ pub(crate) fn authorization_code(
     redirect_uri: &str,
     browser: &Browser,
     scopes: &[String],
+    dpop: Option<&Dpop>,
 ) -> Result<Token, String> {
     if d.server.from_document {
         let s256 = d
@@ -371,8 +416,9 @@ pub(crate) fn authorization_code(
             ("code_verifier", pkce.verifier),
             ("resource", d.resource.clone()),
         ],
+        dpop,
     )?;
-    Token::from_answer(&answer, scopes, None)
+    Token::from_answer(answer, scopes, None)
 }
 
 /// RFC 9207 (SEP-2468): the authorization response's `iss` must be, character for character,
@@ -401,6 +447,7 @@ pub(crate) fn client_credentials(
     d: &Discovered,
     client: &Registered,
     scopes: &[String],
+    dpop: Option<&Dpop>,
 ) -> Result<Token, String> {
     let mut params = vec![
         ("grant_type", "client_credentials".to_owned()),
@@ -409,8 +456,8 @@ pub(crate) fn client_credentials(
     if !scopes.is_empty() {
         params.push(("scope", scopes.join(" ")));
     }
-    let answer = client.token_request(http, d, params)?;
-    Token::from_answer(&answer, scopes, None)
+    let answer = client.token_request(http, d, params, dpop)?;
+    Token::from_answer(answer, scopes, None)
 }
 
 /// Cross-app access: RFC 8693 token exchange of the ID token at the identity provider for an
@@ -422,6 +469,7 @@ pub(crate) fn cross_app(
     client: &Registered,
     x: &CrossApp,
     scopes: &[String],
+    dpop: Option<&Dpop>,
 ) -> Result<Token, String> {
     let audience = d
         .server
@@ -477,8 +525,8 @@ pub(crate) fn cross_app(
     if !scope.is_empty() {
         params.push(("scope", scope.clone()));
     }
-    let answer = client.token_request(http, d, params)?;
-    Token::from_answer(&answer, scopes, None)
+    let answer = client.token_request(http, d, params, dpop)?;
+    Token::from_answer(answer, scopes, None)
 }
 
 /// The JWT bearer grant (RFC 7523 §2.1) with the host's own assertion, authenticated as
@@ -490,6 +538,7 @@ pub(crate) fn jwt_bearer(
     client: Option<&Registered>,
     assertion: &str,
     scopes: &[String],
+    dpop: Option<&Dpop>,
 ) -> Result<Token, String> {
     let mut params = vec![
         (
@@ -503,13 +552,13 @@ pub(crate) fn jwt_bearer(
         params.push(("scope", scopes.join(" ")));
     }
     let answer = match client {
-        Some(c) => c.token_request(http, d, params)?,
+        Some(c) => c.token_request(http, d, params, dpop)?,
         None => {
             let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            http.post_form(&d.server.token_endpoint, &pairs, None)?
+            post_token(http, &d.server.token_endpoint, &pairs, None, dpop)?
         }
     };
-    Token::from_answer(&answer, scopes, None)
+    Token::from_answer(answer, scopes, None)
 }
 
 /// The refresh token grant (the old refresh token is kept when no new one comes).
@@ -519,6 +568,7 @@ pub(crate) fn refresh(
     client: &Registered,
     refresh_token: &str,
     scopes: &[String],
+    dpop: Option<&Dpop>,
 ) -> Result<Token, String> {
     let answer = client.token_request(
         http,
@@ -528,8 +578,9 @@ pub(crate) fn refresh(
             ("refresh_token", refresh_token.into()),
             ("resource", d.resource.clone()),
         ],
+        dpop,
     )?;
-    Token::from_answer(&answer, scopes, Some(refresh_token))
+    Token::from_answer(answer, scopes, Some(refresh_token))
 }
 
 #[cfg(test)]
