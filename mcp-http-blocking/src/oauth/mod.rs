@@ -8,17 +8,23 @@
 //!    Discovery, in the 2025-11-25 order). A server with no resource metadata gets the
 //!    2025-03-26 treatment: metadata at its origin, else `/authorize`, `/token`, `/register`;
 //! 2. the client identity: pre-registered credentials, else a client ID metadata document URL
-//!    when the server supports them, else dynamic client registration (RFC 7591);
+//!    when the server supports them, else dynamic client registration (RFC 7591, with the
+//!    `application_type` of SEP-837);
 //! 3. scopes: those of the challenge, else the resource's `scopes_supported`, else none;
 //!    `offline_access` is added only when the authorization server lists it;
 //! 4. a token: authorization code with PKCE S256 through the host's browser callback (with a
-//!    `state` check), or client credentials, or cross-app access (RFC 8693 token exchange at
-//!    the identity provider, then the RFC 7523 JWT bearer grant); always with the `resource`
-//!    parameter (RFC 8707). Token endpoint authentication: `client_secret_basic`,
-//!    `client_secret_post`, `none`, and `private_key_jwt` with feature `oauth-jwt`;
+//!    `state` check and the RFC 9207 `iss` check), or client credentials, or cross-app access
+//!    (RFC 8693 token exchange at the identity provider, then the RFC 7523 JWT bearer grant),
+//!    or the JWT bearer grant with the host's own JWT (workload identity federation); always
+//!    with the `resource` parameter (RFC 8707). Token endpoint authentication:
+//!    `client_secret_basic`, `client_secret_post`, `none`, and `private_key_jwt` with feature
+//!    `oauth-jwt`. With `oauth-jwt`, tokens are DPoP-bound (RFC 9449) when the authorization
+//!    server takes ES256 proofs: every request then carries a fresh proof;
 //! 5. later: refresh tokens when the token expires or is refused, and a scope step-up when a
 //!    403 `insufficient_scope` asks for scopes the token lacks (never for scopes it already
-//!    has: that loop cannot end well);
+//!    has: that loop cannot end well); a refused token that had worked makes the provider read
+//!    the resource metadata again, and a new authorization server there gets a new
+//!    registration and sign-in (SEP-2352);
 //! 6. across runs of the host, with an [`AuthStore`] in [`OAuthConfig::store`]: every new token
 //!    is saved with the client identity, and the next run adopts them (after checking that
 //!    the server's resource and authorization server are the ones they were saved for) instead
