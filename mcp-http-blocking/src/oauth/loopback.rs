@@ -97,7 +97,7 @@ impl LoopbackRedirect {
         let (tx, rx) = bounded(1);
         let done = Arc::new(AtomicBool::new(false));
         let (listener, done2, addr) = (self.listener.clone(), done.clone(), self.addr);
-        thread::Builder::new()
+        let acceptor = thread::Builder::new()
             .name("mcp-oauth-redirect".into())
             .spawn(move || {
                 while !done2.load(Ordering::SeqCst) {
@@ -123,8 +123,12 @@ impl LoopbackRedirect {
         match got {
             Ok(result) => result,
             Err(_) => {
-                // The accepting thread sees the flag with this connection and ends.
-                let _ = TcpStream::connect_timeout(&self.addr, READ_TIMEOUT);
+                // The accepting thread sees the flag with this connection and ends. It is
+                // waited for: left running, it would share the listener with the next wait's
+                // thread and could take (and drop) the redirect meant for that one.
+                if TcpStream::connect_timeout(&self.addr, READ_TIMEOUT).is_ok() {
+                    let _ = acceptor.join();
+                }
                 Err(format!(
                     "nobody came back to {} within {timeout:?}",
                     self.uri
