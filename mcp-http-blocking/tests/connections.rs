@@ -189,3 +189,42 @@ fn connections_beyond_the_cap_are_refused_at_once() {
     assert_eq!(r.status, 503);
     assert_eq!(r.header("retry-after"), Some("1"));
 }
+
+#[test]
+fn pipelined_requests_on_one_connection_are_answered_in_order() {
+    let h = start();
+    let a = h.local_addr();
+    let sid = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    )
+    .header("mcp-session-id")
+    .unwrap()
+    .to_owned();
+    let headers = [
+        ("Accept", "application/json"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let mut s = connect(a);
+    // Three requests written before any answer is read; the middle one is answered by a
+    // handler on another thread, after a progress notification.
+    write_request(&mut s, "POST", "/mcp", &headers, &rpc(1, "ping", json!({})));
+    write_request(
+        &mut s,
+        "POST",
+        "/mcp",
+        &headers,
+        &rpc(2, "progress", json!({})),
+    );
+    write_request(&mut s, "POST", "/mcp", &headers, &rpc(3, "ping", json!({})));
+    let mut r = BufReader::new(s);
+    let ids: Vec<i64> = (0..3)
+        .map(|_| read_response(&mut r).json()["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+}
