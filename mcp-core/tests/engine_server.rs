@@ -240,6 +240,30 @@ fn modern_missing_capabilities_and_removed_methods() {
 }
 
 #[test]
+fn modern_discover_needs_the_client_capabilities_too() {
+    // The revision requires clientCapabilities on every request; discover is one of them.
+    let now = Instant::now();
+    let mut s = server(json!({"tools": {}}));
+    let bare = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"}}});
+    let r = reply(s.handle(request(104, "server/discover", bare), now));
+    assert_eq!(r["id"], 104);
+    assert_eq!(r["error"]["code"], codes::INVALID_PARAMS);
+    let odd = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": 7}});
+    assert_eq!(
+        error_code(s.handle(request(105, "server/discover", odd), now)),
+        codes::INVALID_PARAMS
+    );
+    // A removed method is still "not found" first, whatever its envelope lacks.
+    let no_caps = json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}});
+    assert_eq!(
+        error_code(s.handle(request(106, "ping", no_caps), now)),
+        codes::METHOD_NOT_FOUND
+    );
+}
+
+#[test]
 fn eras_do_not_mix_on_one_connection() {
     let now = Instant::now();
     let mut s = server(json!({"tools": {}}));

@@ -336,3 +336,60 @@ fn a_client_disconnect_cancels_the_exchange() {
             .is_some()
     );
 }
+
+#[test]
+fn a_request_without_the_envelope_is_400_invalid_params_with_its_id() {
+    let (h, _) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let discover = |id: i64, params: Value| {
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "server/discover")],
+            &rpc(id, "server/discover", params),
+        )
+    };
+    let info = json!({"name": "c", "version": "1"});
+    let cases = [
+        (101, json!({})),
+        (
+            102,
+            json!({"_meta": {"io.modelcontextprotocol/clientInfo": info,
+                "io.modelcontextprotocol/clientCapabilities": {}}}),
+        ),
+        (
+            104,
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": info}}),
+        ),
+        (
+            106,
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": []}}),
+        ),
+        (107, json!({"_meta": 3})),
+    ];
+    for (id, params) in cases {
+        let r = discover(id, params);
+        assert_eq!(
+            r.status,
+            400,
+            "id {id}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        assert_eq!(r.json()["error"]["code"], -32602, "id {id}");
+        assert_eq!(r.json()["id"], id);
+    }
+    // A _meta version that differs from the header stays a header mismatch.
+    let r = discover(
+        302,
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "v999.0.0",
+            "io.modelcontextprotocol/clientCapabilities": {}}}),
+    );
+    assert_eq!(
+        (r.status, r.json()["error"]["code"].as_i64()),
+        (400, Some(-32020))
+    );
+    assert_eq!(r.json()["id"], 302);
+}

@@ -267,14 +267,12 @@ impl ServerEngine {
             Ok(v) => v,
             Err(supported) => return reply(meta::unsupported_version_error(requested, &supported)),
         };
-        if req.method == "server/discover" {
-            return self.discover(req.id, Some(version));
-        }
-        if !methods::exists_in(&req.method, Era::Modern) {
+        if req.method != "server/discover" && !methods::exists_in(&req.method, Era::Modern) {
             return reply(ErrorObject::method_not_found(&req.method));
         }
         // Strict on purpose: the revision makes the field required and forbids inferring it
         // from earlier requests, so a guess here would be a capability the client never gave.
+        // `server/discover` is no exception: it is a request of the revision like any other.
         let Some(caps) = head.client_capabilities else {
             return reply(ErrorObject::invalid_params(format!(
                 "_meta {CLIENT_CAPABILITIES_KEY} is required"
@@ -284,6 +282,9 @@ impl ServerEngine {
             return reply(ErrorObject::invalid_params(format!(
                 "_meta {CLIENT_CAPABILITIES_KEY} must be an object"
             )));
+        }
+        if req.method == "server/discover" {
+            return self.discover(req.id, Some(version));
         }
         let log_level = match head.log_level {
             None => None,

@@ -1,6 +1,8 @@
 //! The 2026-07-28 request headers checked against the body: `MCP-Protocol-Version` against
 //! `_meta`'s protocolVersion, `Mcp-Method` against the method, `Mcp-Name` against the tool,
-//! prompt or resource the params name.
+//! prompt or resource the params name. The envelope itself (`_meta` with protocolVersion and
+//! clientCapabilities) is checked here too, because its absence is an HTTP 400 that the
+//! engine's -32602, answered like any result, would not give.
 
 use std::borrow::Cow;
 
@@ -27,6 +29,9 @@ struct Head<'a> {
 struct MetaHead<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     version: Option<Cow<'a, str>>,
+    /// Read only to tell an object from anything else; a client's capabilities are small.
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    capabilities: Option<Value>,
 }
 
 /// The [`Head`] of some params; when they do not fit its types (a name that is not a string,
@@ -38,12 +43,14 @@ fn head<'a>(typed: Result<Head<'a>, serde_json::Error>, value: impl FnOnce() -> 
     }
     let v = value();
     let text = |x: Option<&Value>| x.and_then(Value::as_str).map(|s| Cow::Owned(s.to_owned()));
+    let meta = v.get("_meta");
     Head {
-        meta: Some(MetaHead {
-            version: text(
-                v.get("_meta")
-                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion")),
-            ),
+        meta: meta.map(|m| MetaHead {
+            version: text(m.get("io.modelcontextprotocol/protocolVersion")),
+            capabilities: m
+                .get("io.modelcontextprotocol/clientCapabilities")
+                .filter(|c| !c.is_null())
+                .cloned(),
         }),
         name: text(v.get("name")),
         uri: text(v.get("uri")),
@@ -54,9 +61,17 @@ fn mismatch(id: Option<RequestId>, detail: String) -> HttpResponse {
     HttpResponse::rpc_error(400, id, ErrorObject::new(codes::HEADER_MISMATCH, detail))
 }
 
-/// Checks the 2026-07-28 request headers against the body: `MCP-Protocol-Version` equals
-/// `_meta` protocolVersion, `Mcp-Method` equals `method`, `Mcp-Name` equals `params.name` /
-/// `params.uri` where the method has one. Values may use the `=?base64?...?=` form.
+/// A request without the envelope 2026-07-28 requires: -32602 (the params are wrong, not the
+/// headers), with 400 because the request was never processed.
+fn bad_envelope(id: Option<RequestId>, detail: &str) -> HttpResponse {
+    HttpResponse::rpc_error(400, id, ErrorObject::invalid_params(detail))
+}
+
+/// Checks the 2026-07-28 request headers against the body: a request carries `_meta` with a
+/// protocolVersion (else -32602) equal to `MCP-Protocol-Version` (else -32020) and a
+/// clientCapabilities object (else -32602), `Mcp-Method` equals `method`, `Mcp-Name` equals
+/// `params.name` / `params.uri` where the method has one. Values may use the `=?base64?...?=`
+/// form. Every refusal is a 400 carrying the request's id.
 pub(crate) fn check_headers(
     req: &HttpRequest,
     msg: &Message,
@@ -70,13 +85,31 @@ pub(crate) fn check_headers(
         _ => return Ok(()),
     };
     if let Message::Request(_) = msg {
-        let meta_version = head.meta.as_ref().and_then(|m| m.version.as_deref());
-        if meta_version != Some(header_version) {
+        let Some(meta) = head.meta.as_ref() else {
+            return Err(bad_envelope(
+                id,
+                "2026-07-28 requests carry params._meta with io.modelcontextprotocol/protocolVersion \
+                 and io.modelcontextprotocol/clientCapabilities",
+            ));
+        };
+        let Some(meta_version) = meta.version.as_deref() else {
+            return Err(bad_envelope(
+                id,
+                "_meta io.modelcontextprotocol/protocolVersion is required (a string)",
+            ));
+        };
+        if meta_version != header_version {
             return Err(mismatch(
                 id,
                 format!(
                     "MCP-Protocol-Version header {header_version:?} does not match _meta protocolVersion {meta_version:?}"
                 ),
+            ));
+        }
+        if !meta.capabilities.as_ref().is_some_and(Value::is_object) {
+            return Err(bad_envelope(
+                id,
+                "_meta io.modelcontextprotocol/clientCapabilities is required (an object)",
             ));
         }
     }
