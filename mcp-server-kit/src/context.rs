@@ -7,7 +7,9 @@
 //! passes it on with `?`, and the kit answers `InputRequiredResult`; when the client retries
 //! with the answers, the handler runs again from the top and `elicit` now returns the answer.
 //! Handlers should therefore do their side effects after their input calls, and make the same
-//! calls in the same order on every run (they are matched by position).
+//! calls in the same order on every run: they are matched by position (`input-0`, `input-1`,
+//! ...), or by the key a handler names with [`Context::elicit_as`] and its siblings, for
+//! clients and tests that expect particular keys.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -53,8 +55,12 @@ pub(crate) struct Inputs {
     pub(crate) answers: Map<String, Value>,
     /// Input requests this run made that have no answer yet, by key.
     pub(crate) needed: Map<String, Value>,
-    /// How many input calls this run has made (keys are positional).
+    /// How many unnamed input calls this run has made (their keys are positional).
     pub(crate) next: usize,
+    /// The first answer of this run that did not read as an answer to its request (key and
+    /// why): the client's mistake, so the request fails with -32602 rather than the handler
+    /// reporting a failure of its own.
+    pub(crate) bad: Option<(String, String)>,
 }
 
 /// One request being handled.
@@ -161,7 +167,30 @@ impl Context {
     /// `MissingCapability` when the client did not declare `sampling`, `Timeout`, `Cancelled`,
     /// `Peer` for an error answer.
     pub fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, Error> {
-        self.ask("sampling/createMessage", "sampling", to_value(&params)?)
+        self.ask(
+            "sampling/createMessage",
+            "sampling",
+            to_value(&params)?,
+            None,
+        )
+    }
+
+    /// [`Context::sample`] whose 2026-07-28 input request goes under `key` instead of a
+    /// positional one (the key is ignored in the legacy era, where the request is sent at once).
+    ///
+    /// # Errors
+    /// As [`Context::sample`].
+    pub fn sample_as(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, Error> {
+        self.ask(
+            "sampling/createMessage",
+            "sampling",
+            to_value(&params)?,
+            Some(key),
+        )
     }
 
     /// Asks the user for input, in form mode or URL mode (`elicitation/create`).
@@ -170,13 +199,29 @@ impl Context {
     /// As [`Context::sample`]; the capability is `elicitation` (`elicitation.url` for URL
     /// mode).
     pub fn elicit(&self, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+        self.elicit_under(params, None)
+    }
+
+    /// [`Context::elicit`] under the input key `key` (see [`Context::sample_as`]).
+    ///
+    /// # Errors
+    /// As [`Context::elicit`].
+    pub fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
+        self.elicit_under(params, Some(key))
+    }
+
+    fn elicit_under(
+        &self,
+        params: ElicitRequestParams,
+        key: Option<&str>,
+    ) -> Result<ElicitResult, Error> {
         let params = to_value(&params)?;
         let cap = if params.get("mode").and_then(Value::as_str) == Some("url") {
             "elicitation.url"
         } else {
             "elicitation"
         };
-        self.ask("elicitation/create", cap, params)
+        self.ask("elicitation/create", cap, params, key)
     }
 
     /// Asks the client for its roots (`roots/list`).
@@ -184,37 +229,73 @@ impl Context {
     /// # Errors
     /// As [`Context::sample`]; the capability is `roots`.
     pub fn roots(&self) -> Result<ListRootsResult, Error> {
-        self.ask("roots/list", "roots", json!({}))
+        self.ask("roots/list", "roots", json!({}), None)
     }
 
-    fn ask<T: DeserializeOwned>(&self, method: &str, cap: &str, params: Value) -> Result<T, Error> {
+    /// [`Context::roots`] under the input key `key` (see [`Context::sample_as`]).
+    ///
+    /// # Errors
+    /// As [`Context::roots`].
+    pub fn roots_as(&self, key: &str) -> Result<ListRootsResult, Error> {
+        self.ask("roots/list", "roots", json!({}), Some(key))
+    }
+
+    fn ask<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        cap: &str,
+        params: Value,
+        key: Option<&str>,
+    ) -> Result<T, Error> {
         if self.is_cancelled() {
             return Err(Error::Cancelled);
         }
         if !has_capability(&self.call.client_capabilities, cap) {
             return Err(Error::MissingCapability(cap.to_owned()));
         }
-        let answer = match self.call.version.era() {
-            Era::Legacy => self
-                .call
-                .link
-                .request(&self.call, method, params, self.call.timeout)?,
-            Era::Modern => self.input(method, params)?,
-        };
-        serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()))
+        match self.call.version.era() {
+            Era::Legacy => {
+                let answer =
+                    self.call
+                        .link
+                        .request(&self.call, method, params, self.call.timeout)?;
+                serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()))
+            }
+            Era::Modern => {
+                let (key, answer) = self.input(method, params, key)?;
+                serde_json::from_value(answer).map_err(|e| {
+                    let why = format!("inputResponses[{key:?}] is no {method} result: {e}");
+                    if let Ok(mut inputs) = self.call.inputs.lock() {
+                        inputs.bad.get_or_insert((key, why.clone()));
+                    }
+                    Error::BadAnswer(why)
+                })
+            }
+        }
     }
 
-    /// 2026-07-28: the answer to this run's next input call, or a note that it is needed.
-    fn input(&self, method: &str, params: Value) -> Result<Value, Error> {
+    /// 2026-07-28: the answer to this run's input call (with its key), or a note that it is
+    /// needed.
+    fn input(
+        &self,
+        method: &str,
+        params: Value,
+        key: Option<&str>,
+    ) -> Result<(String, Value), Error> {
         let mut inputs = self
             .call
             .inputs
             .lock()
             .map_err(|_| Error::msg("input state poisoned"))?;
-        let key = format!("input-{}", inputs.next);
-        inputs.next += 1;
+        let key = match key {
+            Some(k) => k.to_owned(),
+            None => {
+                inputs.next += 1;
+                format!("input-{}", inputs.next - 1)
+            }
+        };
         if let Some(answer) = inputs.answers.get(&key) {
-            return Ok(answer.clone());
+            return Ok((key, answer.clone()));
         }
         let mut request = Map::new();
         request.insert("method".into(), Value::from(method));

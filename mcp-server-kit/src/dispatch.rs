@@ -253,6 +253,12 @@ fn handler_failure(
     let version = ctx.protocol_version();
     let modern = version.era() == Era::Modern;
     if modern {
+        // An answer that is no answer is the client's error, whatever the handler made of it:
+        // asking again would only get the same answer back.
+        let bad = ctx.call.inputs.lock().ok().and_then(|i| i.bad.clone());
+        if let Some((_, why)) = bad {
+            return Outcome::Error(ErrorObject::invalid_params(why));
+        }
         if let Some(v) = input_required(shared, binding, ctx) {
             return Outcome::Result(v);
         }
@@ -311,9 +317,18 @@ fn restore_inputs(
         }
         answers = sealed.answers;
     }
-    if let Some(Value::Object(responses)) = p.get("inputResponses") {
-        for (k, v) in responses {
-            answers.insert(k.clone(), v.clone());
+    match p.get("inputResponses") {
+        // A null answer is no answer: the input is asked for again.
+        Some(Value::Object(responses)) => {
+            for (k, v) in responses.iter().filter(|(_, v)| !v.is_null()) {
+                answers.insert(k.clone(), v.clone());
+            }
+        }
+        None | Some(Value::Null) => {}
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "inputResponses must be an object",
+            ));
         }
     }
     if let Ok(mut inputs) = ctx.call.inputs.lock() {

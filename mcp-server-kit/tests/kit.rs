@@ -400,3 +400,115 @@ fn templates_added_at_run_time_are_listed_read_and_announced() {
     let r = p.request(4, "resources/read", json!({"uri": "x://items/7"}));
     assert_eq!(r["error"]["code"], -32002);
 }
+
+/// Asks for a name under a key of its own choosing, and for whatever else the client can give.
+fn named_inputs_tool() -> Tool {
+    Tool::new("named", |_: NoArgs, ctx: &Context| {
+        let ask: ElicitRequestParams = serde_json::from_value(json!({
+            "message": "What is your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+        }))
+        .unwrap();
+        let name = ctx.elicit_as("user_name", ask)?;
+        let roots = if ctx.client_capabilities().get("roots").is_some() {
+            ctx.roots_as("client_roots").map(|r| r.roots.len())
+        } else {
+            Ok(0)
+        };
+        let roots = roots?;
+        let v = serde_json::to_value(&name).unwrap();
+        Ok::<_, Error>(format!("Hello, {}! ({roots} roots)", v["content"]["name"]))
+    })
+}
+
+#[test]
+fn modern_inputs_named_by_the_handler_and_answers_that_are_not_answers() {
+    let server = Server::builder("t", "1")
+        .tool(named_inputs_tool())
+        .build()
+        .unwrap();
+    let p = Peer::open(&server);
+    let caps = json!({"elicitation": {}});
+    let call = |id: i64, extra: Value| {
+        let mut params = json!({"name": "named", "arguments": {}});
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        p.request(id, "tools/call", modern(params, caps.clone()))["result"].clone()
+    };
+    let first = call(1, json!({}));
+    assert_eq!(first["resultType"], "input_required");
+    let keys: Vec<&String> = first["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["user_name"]);
+    assert_eq!(
+        first["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
+    // A null answer, no answers at all, or only answers to other keys: asked again.
+    for (id, extra) in [
+        (2, json!({"inputResponses": null})),
+        (3, json!({"inputResponses": {"user_name": null}})),
+        (
+            4,
+            json!({"inputResponses": {"wrong_key": {"action": "accept", "content": {"data": "x"}}}}),
+        ),
+    ] {
+        let again = call(id, extra);
+        assert_eq!(again["resultType"], "input_required", "id {id}");
+        assert!(again["inputRequests"].get("user_name").is_some(), "id {id}");
+    }
+    // An answer that is no elicitation result is the client's error: -32602, not a tool error.
+    let r = p.request(
+        5,
+        "tools/call",
+        modern(
+            json!({"name": "named", "inputResponses": {"user_name": 12345}}),
+            caps.clone(),
+        ),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = p.request(
+        6,
+        "tools/call",
+        modern(
+            json!({"name": "named", "inputResponses": "yes"}),
+            caps.clone(),
+        ),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // The right key, with unexpected extra keys that are ignored.
+    let done = call(
+        7,
+        json!({"inputResponses": {
+            "user_name": {"action": "accept", "content": {"name": "Alice"}},
+            "unknown_extra_key": {"action": "accept", "content": {}},
+            "another_unexpected": 1}}),
+    );
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["content"][0]["text"], "Hello, \"Alice\"! (0 roots)");
+    // Both inputs in one round when the client has roots too.
+    let r = p.request(
+        8,
+        "tools/call",
+        modern(
+            json!({"name": "named"}),
+            json!({"elicitation": {}, "roots": {}}),
+        ),
+    );
+    assert_eq!(r["result"]["resultType"], "input_required");
+    // (The handler stopped at the first missing input; the roots come in the next round.)
+    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    let r = p.request(
+        9,
+        "tools/call",
+        modern(
+            json!({"name": "named", "requestState": state, "inputResponses": {
+                "user_name": {"action": "accept", "content": {"name": "Bo"}}}}),
+            json!({"elicitation": {}, "roots": {}}),
+        ),
+    );
+    assert_eq!(
+        r["result"]["inputRequests"]["client_roots"]["method"],
+        "roots/list"
+    );
+}
