@@ -81,6 +81,12 @@ pub struct SessionInfo {
     /// inside `handle` itself (no hand-off to a worker thread, the fastest path for quick
     /// handlers), even work that waits for the peer's answer to a request of its own.
     pub handle_may_block: bool,
+    /// The `Mcp-Param-*` headers of a 2026-07-28 HTTP request (SEP-2243), as `(name after the
+    /// prefix, decoded value)` in arrival order; `None` where there are no such headers to
+    /// speak of (stdio, the legacy era). A tool argument whose schema names a header with
+    /// `x-mcp-header` is mirrored in one, so that intermediaries can route on it without
+    /// reading the body; the service checks that the two agree, since only it knows the tools.
+    pub param_headers: Option<Vec<(String, String)>>,
 }
 
 impl SessionInfo {
@@ -91,7 +97,14 @@ impl SessionInfo {
             protocol_version: None,
             auth: None,
             handle_may_block: false,
+            param_headers: None,
         }
+    }
+
+    /// Sets the `Mcp-Param-*` headers (see [`SessionInfo::param_headers`]).
+    pub fn with_param_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.param_headers = Some(headers);
+        self
     }
 
     /// Declares that `handle` may block (see [`SessionInfo::handle_may_block`]).

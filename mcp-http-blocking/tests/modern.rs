@@ -393,3 +393,55 @@ fn a_request_without_the_envelope_is_400_invalid_params_with_its_id() {
     );
     assert_eq!(r.json()["id"], 302);
 }
+
+#[test]
+fn mcp_param_headers_reach_the_service_decoded_and_broken_base64_is_refused() {
+    let (h, ctl) = start(HttpConfig::default());
+    let a = h.local_addr();
+    let call = |id: i64, param: Option<&str>| {
+        let mut headers = vec![
+            ACCEPT_BOTH,
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ];
+        if let Some(v) = param {
+            headers.push(("Mcp-Param-Region", v));
+        }
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &headers,
+            &body(id, "tools/call", json!({"name": "add"})),
+        )
+    };
+    for (id, bad) in [
+        (1, "=?base64?SGVsbG8?="),
+        (2, "=?base64?SGVs!!!bG8=?="),
+        (3, "=?base64?/w==?="),
+    ] {
+        let r = call(id, Some(bad));
+        assert_eq!(r.status, 400, "{bad}");
+        assert_eq!(r.json()["error"]["code"], -32020, "{bad}");
+        assert_eq!(r.json()["id"], id);
+    }
+    let seen = |ctl: &Ctl| ctl.infos.lock().unwrap().last().cloned().unwrap();
+    let r = call(4, Some("=?base64?SGVsbG8=?="));
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        seen(&ctl).param_headers,
+        Some(vec![("Region".to_owned(), "Hello".to_owned())])
+    );
+    // Half the encoded form is a literal value.
+    let r = call(5, Some("=?base64?SGVsbG8="));
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        seen(&ctl).param_headers,
+        Some(vec![("Region".to_owned(), "=?base64?SGVsbG8=".to_owned())])
+    );
+    let r = call(6, None);
+    assert_eq!(r.status, 200);
+    assert_eq!(seen(&ctl).param_headers, Some(vec![]));
+}

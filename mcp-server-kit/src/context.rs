@@ -72,6 +72,9 @@ pub(crate) struct Call {
     pub(crate) client_info: OnceLock<Option<Implementation>>,
     pub(crate) client_capabilities: Arc<Value>,
     pub(crate) auth: Option<Value>,
+    /// The request's `Mcp-Param-*` headers, where the transport has them (see
+    /// `param_headers`).
+    pub(crate) param_headers: Option<Vec<(String, String)>>,
     pub(crate) cancelled: AtomicBool,
     pub(crate) timeout: Duration,
     pub(crate) link: Arc<dyn Link>,

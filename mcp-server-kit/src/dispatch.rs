@@ -193,6 +193,11 @@ pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcom
             return Outcome::Error(ErrorObject::invalid_params("arguments must be an object"));
         }
     };
+    if let Some(headers) = &ctx.call.param_headers {
+        if let Err(e) = crate::param_headers::check(&tool.def.input_schema, &args, headers) {
+            return Outcome::Error(e);
+        }
+    }
     // What a 2026-07-28 requestState is bound to (only needed in that era).
     let binding = if version.era() == Era::Modern {
         let b = json!(["tools/call", name, &args]);

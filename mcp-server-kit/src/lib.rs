@@ -33,6 +33,7 @@ mod context;
 mod cursor;
 mod dispatch;
 mod error;
+mod param_headers;
 mod pool;
 mod prompt;
 mod resource;

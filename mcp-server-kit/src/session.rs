@@ -150,6 +150,7 @@ impl KitSession {
             client_info: OnceLock::new(),
             client_capabilities: Arc::clone(&rc.client_capabilities),
             auth: self.info.auth.clone(),
+            param_headers: self.info.param_headers.clone(),
             cancelled: AtomicBool::new(false),
             timeout: self.shared.config.client_request_timeout,
             link,

@@ -512,3 +512,57 @@ fn modern_inputs_named_by_the_handler_and_answers_that_are_not_answers() {
         "roots/list"
     );
 }
+
+#[test]
+fn mirrored_arguments_must_match_their_mcp_param_headers() {
+    let server = Server::builder("t", "1")
+        .tool(
+            Tool::new("route", |a: Value, _: &Context| {
+                Ok::<_, Error>(format!("routed {}", a["region"]))
+            })
+            .input_schema(json!({"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "query": {"type": "string"}}, "required": ["region"]})),
+        )
+        .build()
+        .unwrap();
+    let exchange = |headers: &[(&str, &str)], region: &str| {
+        let (tx, rx) = channel();
+        let info = SessionInfo::new(TransportKind::StreamableHttp).with_param_headers(
+            headers
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect(),
+        );
+        let session = server.open(info, Arc::new(Collect(Mutex::new(tx))));
+        let p = Peer { session, rx };
+        p.request(
+            1,
+            "tools/call",
+            modern(
+                json!({"name": "route", "arguments": {"region": region, "query": "q"}}),
+                json!({}),
+            ),
+        )
+    };
+    let ok = exchange(&[("region", "us-west1")], "us-west1");
+    assert_eq!(ok["result"]["content"][0]["text"], "routed \"us-west1\"");
+    for (headers, region) in [
+        (&[][..], "us-west1"),
+        (&[("Region", "eu-west1")][..], "us-west1"),
+    ] {
+        let r = exchange(headers, region);
+        assert_eq!(r["error"]["code"], -32020, "{headers:?}");
+    }
+    // Where the transport has no such headers (stdio, memory), nothing is compared.
+    let p = Peer::open(&server);
+    let r = p.request(
+        1,
+        "tools/call",
+        modern(
+            json!({"name": "route", "arguments": {"region": "x"}}),
+            json!({}),
+        ),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "routed \"x\"");
+}

@@ -143,7 +143,8 @@ pub(crate) fn preflight(req: &HttpRequest, origin: &str) -> HttpResponse {
 }
 
 /// Decodes a header value that may use the `=?base64?...?=` form of 2026-07-28.
-/// `None` when the form is used but the content is not valid base64 or not UTF-8.
+/// `None` when the form is used but the content is not strict base64 (see `base64_decode`) or
+/// not UTF-8. A value that only starts or only ends like the form is taken literally.
 pub fn decode_header_value(v: &str) -> Option<String> {
     match v
         .strip_prefix("=?base64?")
@@ -154,7 +155,10 @@ pub fn decode_header_value(v: &str) -> Option<String> {
     }
 }
 
-/// Standard base64 (RFC 4648 §4) with optional padding.
+/// Standard base64 (RFC 4648 §4), strictly: whole groups of four, padding only where the
+/// length calls for it, no other character, and zero bits where the last group has spare
+/// ones. Every encoder writes exactly that; anything looser would let two different header
+/// values stand for one body value, which is what the header-to-body comparison rules out.
 fn base64_decode(s: &str) -> Option<Vec<u8>> {
     fn val(c: u8) -> Option<u32> {
         Some(match c {
@@ -166,18 +170,29 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
             _ => return None,
         } as u32)
     }
-    let s = s.trim_end_matches('=').as_bytes();
-    if s.len() % 4 == 1 {
+    let s = s.as_bytes();
+    if s.len() % 4 != 0 {
         return None;
     }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    for chunk in s.chunks(4) {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let groups = s.len() / 4;
+    for (n, chunk) in s.chunks(4).enumerate() {
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        // Padding only in the last group, at most two, and only at its end.
+        if pad > 2 || (pad > 0 && n + 1 != groups) {
+            return None;
+        }
         let mut acc = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
+        for (i, &c) in chunk[..4 - pad].iter().enumerate() {
             acc |= val(c)? << (18 - 6 * i);
         }
         let bytes = acc.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
+        let keep = 3 - pad;
+        // The bits past the last whole byte must be zero.
+        if bytes[1 + keep..].iter().any(|&b| b != 0) {
+            return None;
+        }
+        out.extend_from_slice(&bytes[1..1 + keep]);
     }
     Some(out)
 }
@@ -200,9 +215,36 @@ mod tests {
             decode_header_value("=?base64?aGk=?=").as_deref(),
             Some("hi")
         );
-        assert_eq!(decode_header_value("=?base64?aGk?=").as_deref(), Some("hi"));
-        assert_eq!(decode_header_value("=?base64?a?=").as_deref(), None);
-        assert_eq!(decode_header_value("=?base64?a$b=?=").as_deref(), None);
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=?=").as_deref(),
+            Some("Hello")
+        );
+        assert_eq!(decode_header_value("=?base64??=").as_deref(), Some(""));
+        // Strict: missing padding, characters outside the alphabet, padding inside or beyond
+        // the last group, spare bits set.
+        for bad in [
+            "aGk",
+            "SGVsbG8",
+            "a",
+            "a$b=",
+            "SGVs!!!bG8=",
+            "aG=k",
+            "aGk=aGk=",
+            "a===",
+            "aGl=",
+        ] {
+            assert_eq!(
+                decode_header_value(&format!("=?base64?{bad}?=")),
+                None,
+                "{bad}"
+            );
+        }
+        // Half the form is no form: the value is literal.
+        assert_eq!(
+            decode_header_value("=?base64?SGVsbG8=").as_deref(),
+            Some("=?base64?SGVsbG8=")
+        );
+        assert_eq!(decode_header_value("SGVsbG8=").as_deref(), Some("SGVsbG8="));
     }
 
     #[test]

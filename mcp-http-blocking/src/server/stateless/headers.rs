@@ -154,3 +154,35 @@ pub(crate) fn check_headers(
     }
     Ok(())
 }
+
+/// The prefix of the headers that mirror tool arguments (SEP-2243).
+const PARAM_PREFIX: &str = "mcp-param-";
+
+/// The request's `Mcp-Param-*` headers as `(name after the prefix, decoded value)`, for the
+/// service to compare with the arguments they mirror. A value in the `=?base64?...?=` form
+/// that is not strict base64 of UTF-8 is refused here (400, -32020): it cannot equal anything.
+pub(crate) fn param_headers(
+    req: &HttpRequest,
+    msg: &Message,
+) -> Result<Vec<(String, String)>, HttpResponse> {
+    let mut out = Vec::new();
+    for (name, value) in &req.headers {
+        let Some(prefix) = name.get(..PARAM_PREFIX.len()) else {
+            continue;
+        };
+        if !prefix.eq_ignore_ascii_case(PARAM_PREFIX) {
+            continue;
+        }
+        let param = &name[PARAM_PREFIX.len()..];
+        match decode_header_value(value) {
+            Some(v) => out.push((param.to_owned(), v)),
+            None => {
+                return Err(mismatch(
+                    msg.id().cloned(),
+                    format!("the {name} header is not valid base64"),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}

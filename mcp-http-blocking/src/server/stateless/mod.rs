@@ -16,7 +16,7 @@ use crate::server::answer::{Answer, Deferred, Escape, Frames, OnEnd, Reply, Via}
 use crate::server::context::ServerContext;
 use crate::server::http::{HttpRequest, HttpResponse, StreamEnd, err400, unsupported_version};
 use exchange::ExchangeOutbound;
-use headers::check_headers;
+use headers::{check_headers, param_headers};
 
 pub(crate) fn post(
     ctx: &Arc<ServerContext>,
@@ -54,12 +54,18 @@ pub(crate) fn post(
     if let Err(r) = check_headers(req, &msg, header_version) {
         return Reply::Now(r);
     }
+    let params = match param_headers(req, &msg) {
+        Ok(p) => p,
+        Err(r) => return Reply::Now(r),
+    };
     let id = match &msg {
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
     let out = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
-    let mut info = SessionInfo::new(TransportKind::StreamableHttp).with_protocol_version(version);
+    let mut info = SessionInfo::new(TransportKind::StreamableHttp)
+        .with_protocol_version(version)
+        .with_param_headers(params);
     if let Some(c) = claims {
         info = info.with_auth(c);
     }
