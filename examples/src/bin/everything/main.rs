@@ -4,9 +4,16 @@
 //!
 //! `everything` serves stdio (the default); `everything --http 127.0.0.1:PORT` serves Streamable
 //! HTTP on `/mcp`.
+//!
+//! The fixtures that only probe the 2026-07-28 protocol (envelope diagnostics, list-change
+//! triggers, input-required results, mirrored headers) live in `conformance.rs`, so that this
+//! file stays a tour of what the kit offers.
+
+mod conformance;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcp_server_kit::schema::Schema;
@@ -149,15 +156,7 @@ fn client_call_tools() -> Vec<Tool> {
                 "maxTokens": 100
             }))?;
             let answer = ctx.sample(params)?;
-            let v = serde_json::to_value(&answer).unwrap_or(Value::Null);
-            let text = match &v["content"] {
-                Value::Array(items) => items
-                    .iter()
-                    .filter_map(|c| c["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                c => c["text"].as_str().unwrap_or("").to_owned(),
-            };
+            let text = conformance::sampled_text(&answer);
             Ok::<_, Error>(format!("LLM response: {text}"))
         })
         .description("Asks the client's model to answer a prompt")
@@ -237,12 +236,24 @@ fn client_call_tools() -> Vec<Tool> {
             Ok::<_, Error>(format!("JSON Schema 2020-12 tool called with: {a}"))
         })
         .description("Tool with JSON Schema 2020-12 features")
+        // Kept as written, keywords the kit does not know included: clients get it unchanged.
         .input_schema(json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "$defs": {"address": {"type": "object", "properties": {
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {
                 "street": {"type": "string"}, "city": {"type": "string"}}}},
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}},
+                   "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false
         }))
         .annotations(from_json::<ToolAnnotations>(json!({"readOnlyHint": true})).unwrap_or_default()),
@@ -351,20 +362,32 @@ fn build() -> Result<Server, Error> {
         .instructions("A test server that exercises every MCP feature.")
         .logging()
         .resource_template(template);
+    // The list-change triggers add and remove tools and prompts on the running server.
+    let running = Arc::new(OnceLock::new());
     for t in content_tools()
         .into_iter()
         .chain(long_running_tools())
         .chain(client_call_tools())
+        .chain(conformance::diagnostic_tools())
+        .chain(conformance::list_change_triggers(&running))
+        .chain(conformance::input_required_tools())
+        .chain([conformance::custom_header_tool()])
     {
         b = b.tool(t);
     }
     for r in resources {
         b = b.resource(r);
     }
-    for p in prompts() {
+    for p in prompts()
+        .into_iter()
+        .chain([conformance::input_required_prompt()])
+    {
         b = b.prompt(p);
     }
-    b.build()
+    let server = b.build()?;
+    // Set once, just made: it cannot be full already.
+    let _ = running.set(server.clone());
+    Ok(server)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
