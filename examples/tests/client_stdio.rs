@@ -287,7 +287,8 @@ fn resources_prompts_and_completion_in_both_eras() {
                 "test_simple_prompt",
                 "test_prompt_with_arguments",
                 "test_prompt_with_embedded_resource",
-                "test_prompt_with_image"
+                "test_prompt_with_image",
+                "test_input_required_result_prompt"
             ]
         );
         let text = |v: &Value| v["content"]["text"].as_str().unwrap_or("").to_owned();

@@ -182,12 +182,13 @@ fn tools_list_holds_the_fixtures_with_their_schemas() {
     let tools = r["tools"].as_array().expect("tools array");
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     // The dynamic tool arrives ~2 s after start; on a very slow machine it may already be there.
-    if names.len() == 15 {
-        assert_eq!(names[14], "test_dynamic_tool");
+    let n = FIXTURE_TOOLS.len();
+    if names.len() == n + 1 {
+        assert_eq!(names[n], "test_dynamic_tool");
     } else {
-        assert_eq!(names.len(), 14, "{names:?}");
+        assert_eq!(names.len(), n, "{names:?}");
     }
-    assert_eq!(&names[..14], &FIXTURE_TOOLS[..]);
+    assert_eq!(&names[..n], &FIXTURE_TOOLS[..]);
     assert!(r.get("nextCursor").is_none(), "one page of 100: {r}");
     let empty = json!({"type": "object", "properties": {}});
     for t in tools {
@@ -212,16 +213,33 @@ fn tools_list_holds_the_fixtures_with_their_schemas() {
                     &json!({
                         "$schema": "https://json-schema.org/draft/2020-12/schema",
                         "type": "object",
-                        "$defs": {"address": {"type": "object", "properties": {
-                            "street": {"type": "string"}, "city": {"type": "string"}}}},
+                        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                            "properties": {"street": {"type": "string"},
+                                           "city": {"type": "string"}}}},
                         "properties": {"name": {"type": "string"},
-                                       "address": {"$ref": "#/$defs/address"}},
+                                       "address": {"$ref": "#/$defs/address"},
+                                       "contactMethod": {"type": "string",
+                                                         "enum": ["phone", "email"]},
+                                       "phone": {"type": "string"},
+                                       "email": {"type": "string"}},
+                        "allOf": [{"anyOf": [{"required": ["phone"]},
+                                             {"required": ["email"]}]}],
+                        "if": {"properties": {"contactMethod": {"const": "phone"}},
+                               "required": ["contactMethod"]},
+                        "then": {"required": ["phone"]},
+                        "else": {"required": ["email"]},
                         "additionalProperties": false
                     })
                 );
                 assert_eq!(t["description"], "Tool with JSON Schema 2020-12 features");
                 assert_eq!(t["annotations"], json!({"readOnlyHint": true}));
             }
+            "test_custom_header_routing" => assert_eq!(
+                schema,
+                &json!({"type": "object", "required": ["region"],
+                    "properties": {"region": {"type": "string",
+                        "description": "Where to route the call", "x-mcp-header": "Region"}}})
+            ),
             _ => assert_eq!(schema, &empty, "{name}"),
         }
     }
@@ -663,7 +681,9 @@ fn prompts_list_and_get() {
              "description": "A prompt that embeds a resource",
              "arguments": [{"name": "resourceUri", "description": "URI of the resource to embed",
                             "required": true}]},
-            {"name": "test_prompt_with_image", "description": "A prompt with an image"}
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt",
+             "description": "A prompt that asks the user for its context first"}
         ]})
     );
     let get = |c: &mut Client, name: &str, args: Value| {
@@ -755,7 +775,11 @@ fn dynamic_tool_is_announced_and_callable() {
     let early = c.started.elapsed() < Duration::from_millis(1500);
     if early {
         let r = c.result("tools/list", json!({}));
-        assert_eq!(r["tools"].as_array().unwrap().len(), 14, "{r}");
+        assert_eq!(
+            r["tools"].as_array().unwrap().len(),
+            FIXTURE_TOOLS.len(),
+            "{r}"
+        );
     }
     // Registered 2 s after start; allow a loaded machine some slack.
     let left = Duration::from_secs(6).saturating_sub(c.started.elapsed());
@@ -770,8 +794,8 @@ fn dynamic_tool_is_announced_and_callable() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 15, "{names:?}");
-    assert_eq!(names[14], "test_dynamic_tool");
+    assert_eq!(names.len(), FIXTURE_TOOLS.len() + 1, "{names:?}");
+    assert_eq!(names[FIXTURE_TOOLS.len()], "test_dynamic_tool");
     let r = c.call_tool("test_dynamic_tool", json!({}));
     assert_eq!(only_text(&r), "This tool was added at run time");
 }

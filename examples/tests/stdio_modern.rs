@@ -74,8 +74,8 @@ fn discover_lists_versions_and_capabilities() {
 fn lists_carry_result_type_and_cache_hints() {
     let mut c = Client::spawn();
     for (method, key, len) in [
-        ("tools/list", "tools", 14),
-        ("prompts/list", "prompts", 4),
+        ("tools/list", "tools", FIXTURE_TOOLS.len()),
+        ("prompts/list", "prompts", 5),
         ("resources/list", "resources", 3),
         ("resources/templates/list", "resourceTemplates", 1),
     ] {
@@ -85,7 +85,10 @@ fn lists_carry_result_type_and_cache_hints() {
         assert_eq!(r["cacheScope"], "private", "{method}: {r}");
         let n = r[key].as_array().map_or(0, Vec::len);
         // The dynamic tool may already be registered on a slow machine.
-        assert!(n == len || (key == "tools" && n == 15), "{method}: {r}");
+        assert!(
+            n == len || (key == "tools" && n == len + 1),
+            "{method}: {r}"
+        );
     }
     let r = mresult(&mut c, "tools/list", json!({}));
     let names: Vec<&str> = r["tools"]
@@ -94,7 +97,7 @@ fn lists_carry_result_type_and_cache_hints() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(&names[..14], &FIXTURE_TOOLS[..]);
+    assert_eq!(&names[..FIXTURE_TOOLS.len()], &FIXTURE_TOOLS[..]);
     let e = merror(&mut c, "tools/list", json!({"cursor": "1.00"}), full());
     assert_eq!(e["code"], -32602, "{e}");
 }
@@ -484,4 +487,256 @@ fn stdin_eof_ends_the_process_with_success() {
     assert_eq!(r["resultType"], "complete");
     let status = c.close();
     assert!(status.success(), "{status:?}");
+}
+
+/// Calls a tool (or gets a prompt) until it completes, answering each input request with
+/// `answer(key, method)`; returns the rounds' inputRequests and states, and the final result.
+fn rounds(
+    c: &mut Client,
+    method: &str,
+    params: &Value,
+    caps: Value,
+    answer: impl Fn(&str, &str) -> Value,
+) -> (Vec<(Value, String)>, Value) {
+    let mut seen = Vec::new();
+    let mut p = params.clone();
+    loop {
+        let r = c.call(method, modern(p.clone(), caps.clone()));
+        let r = r
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{params}: {r}"));
+        if r["resultType"] != "input_required" {
+            return (seen, r);
+        }
+        assert!(seen.len() < 5, "too many rounds: {r}");
+        let requests = r["inputRequests"].clone();
+        let state = r["requestState"].as_str().unwrap_or("").to_owned();
+        let mut responses = serde_json::Map::new();
+        for (k, req) in requests.as_object().unwrap() {
+            responses.insert(k.clone(), answer(k, req["method"].as_str().unwrap()));
+        }
+        p = retry(params, Value::Object(responses), &state);
+        seen.push((requests, state));
+    }
+}
+
+/// The answers the conformance suite gives.
+fn suite_answer(key: &str, method: &str) -> Value {
+    match (key, method) {
+        (_, "sampling/createMessage") => json!({"role": "assistant", "model": "test-model",
+            "stopReason": "endTurn", "content": {"type": "text", "text": "Bonjour"}}),
+        (_, "roots/list") => json!({"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}),
+        ("step2", _) => json!({"action": "accept", "content": {"color": "blue"}}),
+        ("confirm", _) => json!({"action": "accept", "content": {"ok": true}}),
+        ("user_context", _) => json!({"action": "accept", "content": {"context": "test context"}}),
+        _ => json!({"action": "accept", "content": {"name": "Alice"}}),
+    }
+}
+
+fn keys(requests: &Value) -> Vec<(String, String)> {
+    requests
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["method"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[test]
+fn input_required_fixtures_ask_under_the_suites_keys() {
+    let mut c = Client::spawn();
+    let all = json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}});
+    let el = |k: &str| (k.to_owned(), "elicitation/create".to_owned());
+    let cases: [(&str, Vec<Vec<(String, String)>>, &str); 7] = [
+        (
+            "test_input_required_result_elicitation",
+            vec![vec![el("user_name")]],
+            "Hello, Alice!",
+        ),
+        (
+            "test_input_required_result_sampling",
+            vec![vec![(
+                "capital_question".into(),
+                "sampling/createMessage".into(),
+            )]],
+            "The model said: Bonjour",
+        ),
+        (
+            "test_input_required_result_list_roots",
+            vec![vec![("client_roots".into(), "roots/list".into())]],
+            "The client has 1 root(s): file:///test/root",
+        ),
+        (
+            "test_input_required_result_request_state",
+            vec![vec![el("confirm")]],
+            "state-ok: confirmed=true",
+        ),
+        (
+            "test_input_required_result_multiple_inputs",
+            vec![vec![
+                ("client_roots".into(), "roots/list".into()),
+                ("greeting".into(), "sampling/createMessage".into()),
+                el("user_name"),
+            ]],
+            "Bonjour Alice! The client has 1 root(s): file:///test/root",
+        ),
+        (
+            "test_input_required_result_multi_round",
+            vec![vec![el("step1")], vec![el("step2")]],
+            "Alice likes blue",
+        ),
+        (
+            "test_input_required_result_tampered_state",
+            vec![vec![el("confirm")]],
+            "confirmed=true",
+        ),
+    ];
+    for (tool, expected, text) in cases {
+        let params = json!({"name": tool, "arguments": {}});
+        let (seen, done) = rounds(&mut c, "tools/call", &params, all.clone(), suite_answer);
+        let asked: Vec<_> = seen.iter().map(|(r, _)| keys(r)).collect();
+        assert_eq!(asked, expected, "{tool}");
+        assert!(seen.iter().all(|(_, s)| !s.is_empty()), "{tool}");
+        assert_eq!(done["resultType"], "complete", "{tool}");
+        assert_eq!(only_text(&done), text, "{tool}");
+    }
+    // Each round of the two-round tool has a state of its own.
+    let params = json!({"name": "test_input_required_result_multi_round", "arguments": {}});
+    let (seen, _) = rounds(&mut c, "tools/call", &params, all.clone(), suite_answer);
+    assert_ne!(seen[0].1, seen[1].1);
+    // Only what the request's capabilities allow is asked for.
+    let params = json!({"name": "test_input_required_result_capabilities", "arguments": {}});
+    let (seen, done) = rounds(
+        &mut c,
+        "tools/call",
+        &params,
+        json!({"sampling": {}}),
+        suite_answer,
+    );
+    assert_eq!(
+        keys(&seen[0].0),
+        [("greeting".to_owned(), "sampling/createMessage".to_owned())]
+    );
+    assert_eq!(only_text(&done), "greeting=Bonjour");
+    // A prompt takes part too, and completes with its messages.
+    let params = json!({"name": "test_input_required_result_prompt"});
+    let (seen, done) = rounds(&mut c, "prompts/get", &params, all.clone(), suite_answer);
+    assert_eq!(keys(&seen[0].0), [el("user_context")]);
+    assert_eq!(
+        done["messages"][0]["content"]["text"],
+        "Use this context: test context"
+    );
+    // An answer under another key: asked again; an answer of the wrong shape: -32602.
+    let params = json!({"name": "test_input_required_result_elicitation", "arguments": {},
+        "inputResponses": {"wrong_key": {"action": "accept", "content": {"data": "wrong"}}}});
+    let r = mresult(&mut c, "tools/call", params);
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r["inputRequests"].get("user_name").is_some(), "{r}");
+    let params = json!({"name": "test_input_required_result_elicitation", "arguments": {},
+        "inputResponses": {"user_name": 12345}});
+    let e = merror(&mut c, "tools/call", params, all);
+    assert_eq!(e["code"], -32602, "{e}");
+}
+
+#[test]
+fn stateless_diagnostic_fixtures() {
+    let mut c = Client::spawn();
+    // Sampling not declared: -32021 naming it, before the tool does anything.
+    let e = merror(
+        &mut c,
+        "tools/call",
+        json!({"name": "test_missing_capability", "arguments": {}}),
+        json!({}),
+    );
+    assert_eq!(e["code"], -32021, "{e}");
+    assert_eq!(e["data"]["requiredCapabilities"], json!({"sampling": {}}));
+    // The question goes back as an input-required result, never as a request of our own.
+    let id = c.request(
+        "tools/call",
+        modern(
+            json!({"name": "test_streaming_elicitation", "arguments": {}}),
+            json!({"elicitation": {}}),
+        ),
+    );
+    let (before, resp) = c.until_response(&id);
+    assert!(before.iter().all(|m| m.get("id").is_none()), "{before:?}");
+    assert_eq!(resp["result"]["resultType"], "input_required", "{resp}");
+    // No logLevel: a plain result with no log messages before it.
+    let id = c.request(
+        "tools/call",
+        modern(
+            json!({"name": "test_logging_tool", "arguments": {}}),
+            json!({}),
+        ),
+    );
+    let (before, resp) = c.until_response(&id);
+    assert!(
+        !before
+            .iter()
+            .any(|m| has_method(m, "notifications/message")),
+        "{before:?}"
+    );
+    assert_eq!(only_text(&resp["result"]), "Logging tool finished");
+}
+
+#[test]
+fn list_change_triggers_notify_the_listen_streams_that_asked() {
+    let mut c = Client::spawn();
+    let listen = |c: &mut Client, filter: Value| {
+        let id = c.request(
+            "subscriptions/listen",
+            modern(json!({"notifications": filter}), full()),
+        );
+        c.wait_for("acknowledgement", TIMEOUT, |m| {
+            has_method(m, "notifications/subscriptions/acknowledged")
+        });
+        id
+    };
+    let prompts = listen(&mut c, json!({"promptsListChanged": true}));
+    // A trigger changes its list every time, so every call is announced; the change is sent
+    // from within the call, so it comes before the call's answer.
+    let on = |m: &Value, method: &str, sub: &Value| {
+        has_method(m, method)
+            && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == *sub
+    };
+    for _ in 0..2 {
+        let id = c.request(
+            "tools/call",
+            modern(json!({"name": "test_trigger_prompt_change"}), full()),
+        );
+        let (before, _) = c.until_response(&id);
+        assert!(
+            before
+                .iter()
+                .any(|m| on(m, "notifications/prompts/list_changed", &prompts)),
+            "{before:?}"
+        );
+    }
+    // A tool change is not for a stream that asked only for prompts.
+    let id = c.request(
+        "tools/call",
+        modern(json!({"name": "test_trigger_tool_change"}), full()),
+    );
+    let (before, resp) = c.until_response(&id);
+    assert!(
+        !before
+            .iter()
+            .any(|m| has_method(m, "notifications/tools/list_changed")),
+        "{before:?}"
+    );
+    assert_eq!(only_text(&resp["result"]), "test_toggled_tool added");
+    let tools = listen(&mut c, json!({"toolsListChanged": true}));
+    let id = c.request(
+        "tools/call",
+        modern(json!({"name": "test_trigger_tool_change"}), full()),
+    );
+    let (before, resp) = c.until_response(&id);
+    assert!(
+        before
+            .iter()
+            .any(|m| on(m, "notifications/tools/list_changed", &tools)),
+        "{before:?}"
+    );
+    assert_eq!(only_text(&resp["result"]), "test_toggled_tool removed");
 }

@@ -23,8 +23,8 @@ pub const MODERN: &str = "2026-07-28";
 /// The server binary Cargo built for these tests.
 pub const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
-/// The 14 fixture tools, in registration order.
-pub const FIXTURE_TOOLS: [&str; 14] = [
+/// The fixture tools, in registration order (the 2026-07-28 conformance fixtures last).
+pub const FIXTURE_TOOLS: [&str; 28] = [
     "test_simple_text",
     "test_image_content",
     "test_audio_content",
@@ -39,6 +39,20 @@ pub const FIXTURE_TOOLS: [&str; 14] = [
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
     "json_schema_2020_12_tool",
+    "test_missing_capability",
+    "test_streaming_elicitation",
+    "test_logging_tool",
+    "test_trigger_tool_change",
+    "test_trigger_prompt_change",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_capabilities",
+    "test_custom_header_routing",
 ];
 
 /// A 1x1 red pixel, as the fixtures define it.
