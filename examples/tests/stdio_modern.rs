@@ -534,7 +534,10 @@ fn suite_answer(key: &str, method: &str) -> Value {
     }
 }
 
-fn keys(requests: &Value) -> Vec<(String, String)> {
+/// An input request's key and method.
+type Asked = (String, String);
+
+fn keys(requests: &Value) -> Vec<Asked> {
     requests
         .as_object()
         .unwrap()
@@ -548,7 +551,8 @@ fn input_required_fixtures_ask_under_the_suites_keys() {
     let mut c = Client::spawn();
     let all = json!({"sampling": {}, "elicitation": {}, "roots": {"listChanged": true}});
     let el = |k: &str| (k.to_owned(), "elicitation/create".to_owned());
-    let cases: [(&str, Vec<Vec<(String, String)>>, &str); 7] = [
+    // Per tool: what each round asks (key, method), and the final text.
+    let cases: [(&str, Vec<Vec<Asked>>, &str); 7] = [
         (
             "test_input_required_result_elicitation",
             vec![vec![el("user_name")]],

@@ -61,7 +61,8 @@ fn same(a: &Value, h: &str) -> bool {
             (Some(x), Ok(y)) => x == y,
             _ => n.to_string() == h,
         },
-        other => other.to_string() == h,
+        // Only primitives are meant to be mirrored; anything else compares as its JSON text.
+        other => serde_json::to_string(other).is_ok_and(|t| t == h),
     }
 }
 
