@@ -286,6 +286,8 @@ fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_mode
     );
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["code"], -32022);
+    assert_eq!(r.json()["id"], 1, "the refusal names the request");
+    assert_eq!(r.json()["error"]["data"]["requested"], "2026-07-28");
 }
 
 #[test]
