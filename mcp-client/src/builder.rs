@@ -26,9 +26,11 @@ use crate::transport::{Incoming, StdioTransport, Transport};
 /// Which protocol era (or exact revision) to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Revision {
-    /// Dual-era, as the 2026-07-28 spec describes: probe with `server/discover`; when the
-    /// server is not a modern one (any error that is not a 2026-07-28 error, or no answer
-    /// within the handshake timeout), fall back to `initialize`.
+    /// Dual-era, as the 2026-07-28 spec describes: probe with `server/discover` (retried once
+    /// with a revision the server lists when it refuses ours with -32022); when the server is
+    /// not a modern one (any error that is not a 2026-07-28 error, a -32022 that lists no
+    /// modern revision in common, or no answer within the handshake timeout), fall back to
+    /// `initialize`.
     #[default]
     Auto,
     /// Only the legacy era (`initialize`, 2024-11-05 .. 2025-11-25, newest first).
@@ -334,12 +336,34 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
         }
     }
 
+    /// `server/discover`, and once more with the revision the server named when it refused
+    /// ours with -32022: the 2026-07-28 negotiation. A dual-era client that fell back to
+    /// `initialize` here instead would lose a modern-only server, which answers no
+    /// `initialize`. One retry only, so a server that refuses what it listed cannot keep
+    /// the client looping.
     fn modern(&mut self) -> Result<Ready, HandshakeFailure> {
         let msg = self
             .engine
             .discover_request(Instant::now())
             .map_err(|e| HandshakeFailure::Other(e.into()))?;
-        self.exchange(msg, "server/discover")
+        match self.exchange(msg, "server/discover") {
+            Err(HandshakeFailure::Protocol(e)) => {
+                let Some(version) = self.engine.retry_version(&e) else {
+                    return Err(HandshakeFailure::Protocol(e));
+                };
+                log::debug!(
+                    target: "mcp_client",
+                    "server/discover refused ({e}); retrying with {}",
+                    version.as_str()
+                );
+                let msg = self
+                    .engine
+                    .discover_request_with(Instant::now(), version)
+                    .map_err(|e| HandshakeFailure::Other(e.into()))?;
+                self.exchange(msg, "server/discover")
+            }
+            other => other,
+        }
     }
 
     fn legacy(&mut self) -> Result<Ready, Error> {

@@ -643,3 +643,72 @@ fn form_elicitation_is_answered_on_2025_06_18() {
         json!([{"type": "text", "text": "accept"}])
     );
 }
+
+/// The 2026-07-28 negotiation (SEP-2575, the conformance suite's `request-metadata`): a
+/// server that refuses the revision of the first `server/discover` with -32022 and lists the
+/// ones it supports gets a second `server/discover` with a revision from that list, envelope
+/// and all. Before, the client took the refusal for "not a modern server" and sent a legacy
+/// `initialize`, which a modern-only server cannot answer.
+#[test]
+fn a_refused_discover_is_retried_with_a_listed_version_not_initialize() {
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    let (seen_tx, seen) = bounded(64);
+    thread::spawn(move || {
+        let mut refused = false;
+        for item in &b.receiver {
+            let Ok(m) = item else { continue };
+            let v = to_value(&m);
+            let _ = seen_tx.try_send(v.clone());
+            let Some(id) = v.get("id").cloned() else {
+                continue;
+            };
+            let reply = if !refused {
+                refused = true;
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                    "message": "Unsupported protocol version",
+                    "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}})
+            } else if v["method"] == "server/discover" {
+                result(
+                    &id,
+                    json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}),
+                )
+            } else if v["method"] == "tools/list" {
+                result(&id, json!({"tools": [], "resultType": "complete"}))
+            } else {
+                json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "Method not found"}})
+            };
+            if b.sender.send(msg(reply)).is_err() {
+                return;
+            }
+        }
+    });
+    let client = Client::builder()
+        .client_info("retrying-client", "9")
+        .connect(ChannelTransport::new(a))
+        .unwrap();
+    assert_eq!(client.era(), mcp_core::Era::Modern);
+    assert_eq!(client.protocol_version().as_str(), "2026-07-28");
+    let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().unwrap();
+    assert!(tools.is_empty());
+    client.close().unwrap();
+    let sent: Vec<Value> = seen.try_iter().collect();
+    let methods: Vec<&str> = sent.iter().filter_map(|v| v["method"].as_str()).collect();
+    assert_eq!(
+        methods,
+        ["server/discover", "server/discover", "tools/list"]
+    );
+    for v in &sent {
+        let meta = &v["params"]["_meta"];
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"], "2026-07-28",
+            "{v}"
+        );
+        assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "retrying-client"
+        );
+    }
+}

@@ -265,6 +265,105 @@ fn discovery_failures_say_whether_to_fall_back() {
 }
 
 #[test]
+fn a_refused_version_is_retried_with_one_the_server_lists() {
+    let now = Instant::now();
+    let mut c = client_with(VersionSet::all(), json!({"roots": {}}));
+    let d = json_of(&c.discover_request(now).unwrap());
+    let step = c.handle(
+        msg(
+            json!({"jsonrpc": "2.0", "id": d["id"], "error": {"code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2027-01-01", "2026-07-28", "2025-11-25"],
+                     "requested": "2026-07-28"}}}),
+        ),
+        now,
+    );
+    let ClientStep::HandshakeFailed(e) = step else {
+        panic!("expected failure, got {step:?}")
+    };
+    assert_eq!(
+        e.supported_versions(),
+        ["2027-01-01", "2026-07-28", "2025-11-25"]
+    );
+    let v = c.retry_version(&e).expect("a modern revision in common");
+    assert_eq!(v, ProtocolVersion::V2026_07_28);
+    let retry = json_of(&c.discover_request_with(now, v).unwrap());
+    assert_eq!(retry["method"], "server/discover");
+    assert_ne!(retry["id"], d["id"]);
+    let meta = &retry["params"]["_meta"];
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"roots": {}})
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientInfo"]["name"],
+        "test-client"
+    );
+    let step = c.handle(
+        result(
+            &retry["id"],
+            json!({"supportedVersions": ["2026-07-28"], "capabilities": {},
+                   "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}),
+        ),
+        now,
+    );
+    assert!(matches!(step, ClientStep::Ready(_)), "{step:?}");
+    assert_eq!(c.era(), Some(Era::Modern));
+}
+
+#[test]
+fn a_refusal_without_a_common_modern_version_is_no_retry() {
+    let now = Instant::now();
+    let mut c = client_with(VersionSet::all(), json!({}));
+    let refuse = |c: &mut ClientEngine, data: Value| {
+        let d = json_of(&c.discover_request(now).unwrap());
+        let step = c.handle(
+            msg(
+                json!({"jsonrpc": "2.0", "id": d["id"], "error": {"code": -32022,
+                "message": "Unsupported protocol version", "data": data}}),
+            ),
+            now,
+        );
+        match step {
+            ClientStep::HandshakeFailed(e) => e,
+            other => panic!("expected failure, got {other:?}"),
+        }
+    };
+    // Only legacy revisions listed: falling back is the way left.
+    let e = refuse(&mut c, json!({"supported": ["2025-11-25", "2025-06-18"]}));
+    assert_eq!(c.retry_version(&e), None);
+    assert!(e.should_fall_back());
+    // Nothing readable listed.
+    let e = refuse(&mut c, json!({"supported": "2026-07-28"}));
+    assert!(e.supported_versions().is_empty());
+    assert_eq!(c.retry_version(&e), None);
+    // Another error's data is not read as a version list.
+    let other = HandshakeError::Rejected(
+        mcp_core::ErrorObject::new(codes::HEADER_MISMATCH, "h")
+            .with_data(json!({"supported": ["2026-07-28"]})),
+    );
+    assert!(other.supported_versions().is_empty());
+    // A legacy-only client has no modern revision to retry with.
+    let legacy = client_with(VersionSet::legacy_only(), json!({}));
+    let e = HandshakeError::Rejected(
+        mcp_core::ErrorObject::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "u")
+            .with_data(json!({"supported": ["2026-07-28"]})),
+    );
+    assert_eq!(legacy.retry_version(&e), None);
+    // Proposing a revision outside the client's set, or a legacy one, is refused.
+    let mut modern = client_with(VersionSet::modern_only(), json!({}));
+    assert!(
+        modern
+            .discover_request_with(now, ProtocolVersion::V2025_11_25)
+            .is_err()
+    );
+}
+
+#[test]
 fn results_are_sorted_by_result_type() {
     let now = Instant::now();
     let mut c = modern_ready(json!({}), json!({"tools": {}}), now);

@@ -197,6 +197,44 @@ impl ClientEngine {
     /// revision.
     pub fn discover_request(&mut self, now: Instant) -> Result<Message, Refused> {
         let version = self.check_can_handshake(Era::Modern)?;
+        self.discover_at(now, version)
+    }
+
+    /// A `server/discover` request proposing `version`: the retry after the server refused
+    /// our first choice with -32022 and listed what it supports (see
+    /// [`ClientEngine::retry_version`]). The 2026-07-28 spec has the client negotiate this
+    /// way instead of falling back to `initialize`, which a modern-only server does not
+    /// answer.
+    ///
+    /// # Errors
+    /// [`Refused`] when a handshake is under way or done, or `version` is not a modern
+    /// revision this client speaks.
+    pub fn discover_request_with(
+        &mut self,
+        now: Instant,
+        version: ProtocolVersion,
+    ) -> Result<Message, Refused> {
+        self.check_can_handshake(Era::Modern)?;
+        if version.era() != Era::Modern || !self.config.versions.contains(version) {
+            return Err(Refused::WrongEra {
+                method: "server/discover".to_owned(),
+                era: version.era(),
+            });
+        }
+        self.discover_at(now, version)
+    }
+
+    /// After `server/discover` failed with `error`: the newest modern revision that the
+    /// server listed as supported in its -32022 refusal and that this client speaks, to
+    /// retry with. `None` for every other failure, or when nothing listed is in common
+    /// (falling back to `initialize` is then the only way left).
+    pub fn retry_version(&self, error: &HandshakeError) -> Option<ProtocolVersion> {
+        self.config
+            .versions
+            .pick_from_discover(error.supported_versions())
+    }
+
+    fn discover_at(&mut self, now: Instant, version: ProtocolVersion) -> Result<Message, Refused> {
         let mut params = Map::new();
         self.envelope(&mut params, version);
         let id = self.outgoing.allocate_id();

@@ -64,10 +64,31 @@ pub enum HandshakeError {
 }
 
 impl HandshakeError {
+    /// The revisions a -32022 (unsupported protocol version) refusal lists in its
+    /// `data.supported`; empty for every other failure, and when the server listed none.
+    /// A client retries `server/discover` with a modern one of these it speaks
+    /// ([`ClientEngine::retry_version`](super::ClientEngine::retry_version)) before it
+    /// considers falling back.
+    pub fn supported_versions(&self) -> Vec<&str> {
+        match self {
+            HandshakeError::Rejected(e) if e.code == codes::UNSUPPORTED_PROTOCOL_VERSION => e
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported"))
+                .and_then(Value::as_array)
+                .map(|list| list.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
     /// After a failed `server/discover`: whether the server is probably a legacy one, so
     /// trying `initialize` makes sense. Any error that is not one of the 2026-07-28 errors
     /// (-32020, -32021), and any result that is not a `DiscoverResult`, means "not a modern
-    /// server"; -32022 and an empty intersection mean "no modern revision in common".
+    /// server"; -32022 and an empty intersection mean "no modern revision in common". A
+    /// -32022 that lists a modern revision both sides speak calls for a retry with it first
+    /// ([`HandshakeError::supported_versions`]); only when that fails too is falling back
+    /// the remaining way.
     pub fn should_fall_back(&self) -> bool {
         match self {
             HandshakeError::NoCommonVersion { .. } => true,
