@@ -196,6 +196,33 @@ fn tools_types() {
     assert_eq!(s.content[0].as_text(), Some(r#"{"n":1}"#));
 }
 
+/// A tool's schemas are kept as received, every JSON Schema 2020-12 keyword included (SEP-1613,
+/// SEP-2106; the conformance suite's `json-schema-2020-12-preservation` echoes them back):
+/// a client that re-serialized a typed schema would lose what it has no field for.
+#[test]
+fn tool_schemas_keep_every_keyword() {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:example:t", "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+            "properties": {"street": {"type": "string"}}, "unevaluatedProperties": false}},
+        "properties": {
+            "address": {"$ref": "#/$defs/address"},
+            "remote": {"$ref": "https://example.invalid/schema.json"},
+            "n": {"type": ["integer", "null"], "minimum": 0, "multipleOf": 0.5},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "oneOf": [{"not": {"required": ["x"]}}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}},
+        "then": {"required": ["phone"]}, "else": {"required": ["email"]},
+        "dependentRequired": {"a": ["b"]}, "patternProperties": {"^x-": {}},
+        "additionalProperties": false, "x-vendor": {"kept": [1, 2.5, null]}
+    });
+    let tool: Tool = rt(json!({"name": "t", "inputSchema": schema, "outputSchema": schema}));
+    assert_eq!(Value::Object(tool.input_schema), schema);
+    assert_eq!(tool.output_schema.map(Value::Object), Some(schema));
+}
+
 #[test]
 fn resources_prompts_completion_logging() {
     both::<Resource>(
