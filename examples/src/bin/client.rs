@@ -24,7 +24,9 @@
 //! `conformance` is what the official conformance suite runs in client mode
 //! (`client conformance URL`, with the scenario's name in `MCP_CONFORMANCE_SCENARIO`): connect,
 //! list the tools and call each one with arguments made from its input schema, accepting any
-//! elicitation with the defaults its form declares.
+//! elicitation with the defaults its form declares. Scenarios that say what to call do it
+//! their way: the calls in the context's `toolCalls`, the schema echo of
+//! `json-schema-2020-12-preservation`, or only the listing (`json-schema-ref-no-deref`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -252,7 +254,11 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
         }
         "conformance" => {
             arity(0..=0)?;
-            call_every_tool(client)
+            let plan = conformance_plan(
+                std::env::var("MCP_CONFORMANCE_SCENARIO").ok().as_deref(),
+                std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref(),
+            )?;
+            run_conformance(client, &plan)
         }
         "info" => {
             arity(0..=0)?;
@@ -267,22 +273,100 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
     }
 }
 
-/// Lists the tools (when the server has any) and calls each one with arguments made from its input schema; prints the
-/// results as one JSON array.
-fn call_every_tool(client: &Client) -> Result<(), String> {
+/// What the `conformance` action does in one of the suite's scenarios.
+#[derive(Debug, PartialEq)]
+enum Plan {
+    /// List the tools and call each one with arguments made from its input schema.
+    EveryTool,
+    /// List the tools and stop (`json-schema-ref-no-deref`: the mock answers `tools/list`
+    /// alone, so any call would fail the run; what is checked is that the `$ref` in a schema
+    /// is never fetched).
+    ListOnly,
+    /// List the tools, then call `echo` with `{"schema": <the inputSchema of focal>}`, as
+    /// received (`json-schema-2020-12-preservation`: the mock compares the echo with its
+    /// fixture to see which keywords the client lost).
+    EchoSchema {
+        /// The tool whose schema is echoed.
+        focal: String,
+        /// The echo tool.
+        echo: String,
+    },
+    /// List the tools (which is where the `x-mcp-header` marks are learnt), then make exactly
+    /// these calls, with exactly these arguments (the context's `toolCalls`, as in
+    /// `http-custom-headers`, whose checks depend on the values: a null one, an empty one,
+    /// ones that need base64).
+    Calls(Vec<(String, Value)>),
+}
+
+/// The plan for a scenario, from its name (`MCP_CONFORMANCE_SCENARIO`) and its context
+/// (`MCP_CONFORMANCE_CONTEXT`, a JSON object).
+fn conformance_plan(scenario: Option<&str>, context: Option<&str>) -> Result<Plan, String> {
+    let context: Value = match context {
+        Some(text) => serde_json::from_str(text)
+            .map_err(|e| format!("MCP_CONFORMANCE_CONTEXT is not JSON: {e}"))?,
+        None => Value::Null,
+    };
+    if let Some(calls) = context.get("toolCalls") {
+        let calls = calls
+            .as_array()
+            .ok_or("MCP_CONFORMANCE_CONTEXT: toolCalls is not an array")?;
+        return calls
+            .iter()
+            .map(|c| {
+                let name = c
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("MCP_CONFORMANCE_CONTEXT: a tool call without a name")?;
+                let args = c.get("arguments").cloned().unwrap_or(Value::Null);
+                if !(args.is_object() || args.is_null()) {
+                    return Err(format!("the arguments of tool call {name:?} are no object"));
+                }
+                Ok((name.to_owned(), args))
+            })
+            .collect::<Result<_, String>>()
+            .map(Plan::Calls);
+    }
+    Ok(match scenario {
+        Some("json-schema-ref-no-deref") => Plan::ListOnly,
+        Some("json-schema-2020-12-preservation") => Plan::EchoSchema {
+            focal: "json_schema_2020_12_tool".into(),
+            echo: "json_schema_echo".into(),
+        },
+        _ => Plan::EveryTool,
+    })
+}
+
+/// Runs `plan`, printing the tools' results as one JSON array (the tool list for
+/// [`Plan::ListOnly`]). A server without tools gets no `tools/list` and prints `[]`.
+fn run_conformance(client: &Client, plan: &Plan) -> Result<(), String> {
     if client.server_capabilities().get("tools").is_none() {
         return print(&Vec::<Value>::new());
     }
     let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().map_err(err)?;
+    let calls: Vec<(String, Value)> = match plan {
+        Plan::ListOnly => return print(&tools),
+        Plan::EveryTool => tools
+            .iter()
+            .map(|t| (t.name.clone(), sample_arguments(&t.input_schema)))
+            .collect(),
+        Plan::EchoSchema { focal, echo } => {
+            let tool = tools
+                .iter()
+                .find(|t| t.name == *focal)
+                .ok_or_else(|| format!("the server lists no tool {focal:?}"))?;
+            let schema = Value::Object(tool.input_schema.clone());
+            vec![(echo.clone(), serde_json::json!({ "schema": schema }))]
+        }
+        Plan::Calls(calls) => calls.clone(),
+    };
     let mut results = Vec::new();
-    for tool in &tools {
-        let args = sample_arguments(&tool.input_schema);
-        let result = client.call_tool(&tool.name, args).map_err(err)?;
+    for (name, args) in calls {
+        let result = client.call_tool(&name, args).map_err(err)?;
         if result.is_error() {
             print(&result)?;
-            return Err(format!("tool {:?} reported an error", tool.name));
+            return Err(format!("tool {name:?} reported an error"));
         }
-        results.push(serde_json::json!({"tool": tool.name, "result": result}));
+        results.push(serde_json::json!({"tool": name, "result": result}));
     }
     print(&results)
 }
@@ -567,6 +651,37 @@ mod tests {
         assert_eq!(
             args,
             json!({"a": 1, "b": 2, "flag": true, "limit": 7, "mode": "fast", "name": "value-6"})
+        );
+    }
+
+    #[test]
+    fn the_scenario_and_its_context_choose_the_plan() {
+        let ctx = r#"{"name":"http-custom-headers","toolCalls":[
+            {"name":"a","arguments":{"x":null}},{"name":"b"}]}"#;
+        assert_eq!(
+            conformance_plan(Some("http-custom-headers"), Some(ctx)).unwrap(),
+            Plan::Calls(vec![
+                ("a".into(), json!({"x": null})),
+                ("b".into(), Value::Null)
+            ])
+        );
+        assert_eq!(
+            conformance_plan(Some("json-schema-ref-no-deref"), None).unwrap(),
+            Plan::ListOnly
+        );
+        assert!(matches!(
+            conformance_plan(Some("json-schema-2020-12-preservation"), Some("{}")).unwrap(),
+            Plan::EchoSchema { .. }
+        ));
+        assert_eq!(
+            conformance_plan(Some("tools_call"), None).unwrap(),
+            Plan::EveryTool
+        );
+        assert!(conformance_plan(None, Some("not json")).is_err());
+        assert!(conformance_plan(None, Some(r#"{"toolCalls":{}}"#)).is_err());
+        assert!(conformance_plan(None, Some(r#"{"toolCalls":[{"arguments":{}}]}"#)).is_err());
+        assert!(
+            conformance_plan(None, Some(r#"{"toolCalls":[{"name":"a","arguments":1}]}"#)).is_err()
         );
     }
 
