@@ -236,7 +236,7 @@ fn the_context_tool_calls_are_made_with_their_param_headers() {
     let context = json!({"name": "http-custom-headers", "toolCalls": [
         {"name": "test_custom_headers", "arguments": {"region": "us-west1", "priority": 42,
             "verbose": false, "debug": true, "empty_val": "", "method_val": "test-method",
-            "float_val": 3.14159, "non_ascii_val": "Hello, 世界", "whitespace_val": " padded ",
+            "float_val": 1.25, "non_ascii_val": "Hello, 世界", "whitespace_val": " padded ",
             "leading_space_val": " us-west1", "trailing_space_val": "us-west1 ",
             "internal_space_val": "us west 1", "control_char_val": "line1\nline2",
             "crlf_val": "line1\r\nline2", "tab_val": "\tindented",
