@@ -391,11 +391,9 @@ fn build() -> Result<Server, Error> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("warn,tiny_http=off"),
-    )
-    .target(env_logger::Target::Stderr)
-    .init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .target(env_logger::Target::Stderr)
+        .init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("usage: everything {}", mcp_examples::USAGE);
