@@ -4,7 +4,6 @@
 //! cancellation, logging, a legacy resource subscription whose updates come on the GET
 //! stream, and a 2026-07-28 listen stream.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +15,8 @@ use mcp_core::types::SubscriptionFilter;
 use mcp_core::types::{CallToolResult, ContentBlock};
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
+
+mod http_support;
 
 const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 const PINNED: [Revision; 2] = [Revision::Legacy, Revision::Modern];
@@ -42,27 +43,7 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("everything starts");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let (tx, rx) = bounded(1);
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
-                if let Some(rest) = line.split_once("listening on ").map(|x| x.1) {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(rest.trim().to_owned());
-                    }
-                }
-                // Keep draining so the server never blocks on a full pipe.
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("everything prints its address");
-        assert!(
-            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
-            "{url}"
-        );
+        let url = http_support::listening_url(&mut child);
         Server { child, url }
     }
 }

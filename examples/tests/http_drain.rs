@@ -11,6 +11,8 @@ use std::time::Duration;
 use crossbeam_channel::bounded;
 use serde_json::{Value, json};
 
+mod http_support;
+
 const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
 /// Reads one SSE event's data from a chunked stream (the server sends one event per chunk).
@@ -41,22 +43,11 @@ fn sigterm_lets_a_slow_call_finish_then_the_process_exits() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("everything starts");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (addr_tx, addr_rx) = bounded(1);
-    std::thread::spawn(move || {
-        let mut tx = Some(addr_tx);
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { return };
-            if let Some(rest) = line.split_once("listening on http://").map(|x| x.1) {
-                if let Some(tx) = tx.take() {
-                    let _ = tx.send(rest.trim_end_matches("/mcp").to_owned());
-                }
-            }
-        }
-    });
-    let addr: String = addr_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("everything prints its address");
+    let url = http_support::listening_url(&mut child);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
 
     // A 2026-07-28 call of the tool that reports progress three times, 50 ms apart.
     let body = json!({

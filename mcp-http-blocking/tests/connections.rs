@@ -82,16 +82,7 @@ fn a_burst_is_answered_while_every_other_connection_is_an_sse_stream() {
     let a = h.local_addr();
     let streams: Vec<SseClient> = (0..64)
         .map(|_| {
-            let sid = request(
-                a,
-                "POST",
-                "/mcp",
-                &[ACCEPT_BOTH, JSON_CT],
-                &init_body("2025-06-18"),
-            )
-            .header("mcp-session-id")
-            .unwrap()
-            .to_owned();
+            let sid = open_session(a, "2025-06-18");
             let s = SseClient::open(
                 a,
                 "GET",
@@ -113,16 +104,7 @@ fn a_burst_is_answered_while_every_other_connection_is_an_sse_stream() {
 fn a_finished_sse_answer_closes_its_connection_right_after_the_last_byte() {
     let h = start();
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     let mut s = connect(a);
     write_request(
         &mut s,
@@ -194,16 +176,7 @@ fn connections_beyond_the_cap_are_refused_at_once() {
 fn pipelined_requests_on_one_connection_are_answered_in_order() {
     let h = start();
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     let headers = [
         ("Accept", "application/json"),
         JSON_CT,

@@ -75,14 +75,7 @@ fn hostile_bodies_get_exactly_their_answers() {
         .spawn()
         .unwrap();
     let a = h.local_addr();
-    let init = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-03-26"),
-    );
-    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let sid = open_session(a, "2025-03-26");
     let headers = [
         ("Accept", "application/json"),
         JSON_CT,

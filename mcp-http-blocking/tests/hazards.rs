@@ -129,16 +129,7 @@ fn idle_and_slowloris_connections_are_closed_by_the_io_timeout() {
 fn an_sse_answer_in_many_pieces_does_not_stall_on_nagle() {
     let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     let hs = [ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())];
     for _ in 0..3 {
         // A few request/response rounds on one kept-alive connection first: that is what puts
@@ -180,16 +171,7 @@ fn a_reader_that_stops_reading_is_cut_off_not_buffered_for() {
     };
     let (h, ctl) = start(cfg, Duration::from_millis(300));
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     // Open the GET stream and never read from it.
     let mut idle = connect(a);
     write_request(
@@ -298,16 +280,7 @@ fn open_streams_do_not_take_request_slots() {
 fn shutdown_ends_streams_and_closes_the_port() {
     let (h, _) = start(HttpConfig::default(), Duration::from_secs(30));
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     let mut get = SseClient::open(
         a,
         "GET",

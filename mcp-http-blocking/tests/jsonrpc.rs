@@ -19,15 +19,7 @@ fn start() -> ServerHandle {
 
 /// A 2025-03-26 session (the revision with batches); returns its id.
 fn session(h: &ServerHandle) -> String {
-    let r = request(
-        h.local_addr(),
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-03-26"),
-    );
-    assert_eq!(r.status, 200);
-    r.header("mcp-session-id").unwrap().to_owned()
+    open_session(h.local_addr(), "2025-03-26")
 }
 
 /// POSTs raw `body` in the session; the client accepts JSON only, so answers come as JSON.

@@ -46,17 +46,7 @@ fn resume(a: SocketAddr, sid: Header<'_>, pv: Header<'_>, last: &str) -> SseClie
 }
 
 fn init(h: &ServerHandle, version: &str) -> String {
-    let r = request(
-        h.local_addr(),
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body(version),
-    );
-    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
-    r.header("mcp-session-id")
-        .expect("session id minted")
-        .to_owned()
+    open_session(h.local_addr(), version)
 }
 
 #[test]

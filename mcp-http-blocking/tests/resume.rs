@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{ACCEPT_BOTH, JSON_CT, connect, init_body, read_head, request, rpc, write_request};
+use common::{ACCEPT_BOTH, JSON_CT, connect, open_session, read_head, rpc, write_request};
 use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_core::jsonrpc::{Message, Notification, RequestId, Response};
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
@@ -186,14 +186,7 @@ fn resume(a: SocketAddr, sid: (&str, &str), pv: (&str, &str), last: &str) -> Str
 
 fn client(a: SocketAddr, gates: Gates, next_id: Arc<AtomicI64>, seed: u64) {
     let mut rng = Rng::new(seed);
-    let init = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-11-25"),
-    );
-    let sid = init.header("mcp-session-id").unwrap().to_owned();
+    let sid = open_session(a, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     let pv = ("MCP-Protocol-Version", "2025-11-25");
     for round in 0..ROUNDS_PER_CLIENT {

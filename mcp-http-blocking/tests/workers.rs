@@ -32,16 +32,7 @@ fn slow_answers_do_not_hold_up_other_requests() {
         .spawn()
         .unwrap();
     let a = h.local_addr();
-    let sid = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT],
-        &init_body("2025-06-18"),
-    )
-    .header("mcp-session-id")
-    .unwrap()
-    .to_owned();
+    let sid = open_session(a, "2025-06-18");
     // Clients that accept only JSON: each answer is held until the test lets it go, so each
     // keeps the thread that took it busy.
     let slow: Vec<_> = (0..3)

@@ -49,10 +49,7 @@ impl HttpRequest {
 
     /// The first value of header `name`, ignoring the case of the name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     /// The path part of the target.
@@ -76,6 +73,14 @@ impl HttpRequest {
             .map(|(n, v)| n.len() + v.len() + 4)
             .sum()
     }
+}
+
+/// The first value of header `name` among `headers`, ignoring the case of the name.
+fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
 }
 
 /// One HTTP response produced by the transport core.
@@ -135,10 +140,7 @@ impl HttpResponse {
 
     /// The first value of header `name`, ignoring case.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 }
 

@@ -522,6 +522,21 @@ pub fn rpc(id: i64, method: &str, params: Value) -> Vec<u8> {
         .into_bytes()
 }
 
+/// Opens a legacy session of `version` (`initialize` answered 200) and returns its id.
+pub fn open_session(addr: SocketAddr, version: &str) -> String {
+    let r = request(
+        addr,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body(version),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.header("mcp-session-id")
+        .expect("a session id is minted")
+        .to_owned()
+}
+
 pub fn init_body(version: &str) -> Vec<u8> {
     rpc(
         1,
