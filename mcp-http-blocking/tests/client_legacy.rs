@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Ctl, TestService, eventually};
+use common::{Ctl, TestService};
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig, SESSION_NOT_FOUND};
@@ -85,11 +85,15 @@ fn session_requests_sse_answers_and_delete_on_close() {
     assert_eq!(m.id(), Some(&RequestId::Number(2)));
     assert_eq!(result(&m)["echo"]["x"], 1);
 
-    // An SSE answer: the progress notification comes first, then the answer.
+    // An SSE answer in ten pieces: the progress notifications come first (each sent once the
+    // one before has arrived), then the answer.
     c.sender().send(req(3, "burst", json!({}))).unwrap();
     for i in 0..10 {
         let m = next(&rx);
         assert_eq!(m.method(), Some("notifications/progress"), "event {i}");
+        if i < 9 {
+            ctl.go_tx.send(()).unwrap();
+        }
     }
     assert_eq!(next(&rx).id(), Some(&RequestId::Number(3)));
 
@@ -106,7 +110,8 @@ fn session_requests_sse_answers_and_delete_on_close() {
     // Closing DELETEs the session: the server closes it at once.
     c.close();
     assert!(ctl.wait_for("session-closed", WAIT).is_some());
-    assert!(eventually(WAIT, || h.core().session_count() == 0));
+    // The server takes a session out of its table before it closes it.
+    assert_eq!(h.core().session_count(), 0);
     h.shutdown();
 }
 
@@ -135,23 +140,29 @@ fn unrelated_notifications_arrive_on_the_get_stream() {
     handshake(&c, "2025-11-25");
     let rx = c.receiver();
     // The server can only send an unrelated notification once the GET stream is attached;
-    // ask until it says it could.
+    // ask until it says it could. This is a poll: the client opens its GET stream on its own
+    // after the handshake, and neither side offers an event for "attached". Each try is a full
+    // round trip, with no pause between them.
     let mut id = 100;
     let mut seen = 0;
-    let sent = eventually(WAIT, || {
+    let deadline = std::time::Instant::now() + WAIT;
+    let sent = loop {
         id += 1;
         c.sender()
             .send(req(id, "notify_unrelated", json!({})))
             .unwrap();
-        loop {
+        let sent = loop {
             let m = next(&rx);
             if m.method() == Some("notifications/message") {
                 seen += 1;
             } else if m.id() == Some(&RequestId::Number(id)) {
-                return result(&m)["sent"] == true;
+                break result(&m)["sent"] == true;
             }
+        };
+        if sent || std::time::Instant::now() >= deadline {
+            break sent;
         }
-    });
+    };
     assert!(sent, "the GET stream was opened after the handshake");
     if seen == 0 {
         let m = next(&rx);

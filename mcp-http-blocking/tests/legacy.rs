@@ -549,7 +549,12 @@ fn batches_only_where_2025_03_26_is_negotiated() {
 
 #[test]
 fn the_2024_11_05_http_sse_transport_works() {
-    let (h, _) = start(HttpConfig::default());
+    // Short keep-alives: the server notices a client that hung up when it next writes.
+    let cfg = HttpConfig {
+        keepalive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    };
+    let (h, ctl) = start(cfg);
     let a = h.local_addr();
     let mut s = SseClient::open(a, "GET", "/sse", &[("Accept", "text/event-stream")], b"");
     assert_eq!(s.status, 200);
@@ -586,11 +591,16 @@ fn the_2024_11_05_http_sse_transport_works() {
         .status,
         400
     );
-    // Closing the stream ends the session.
+    // Closing the stream ends the session (seen at the next keep-alive): the service is told,
+    // and the session is out of the table before that (it is removed, then closed), so its
+    // endpoint is gone.
     s.cut();
-    assert!(eventually(Duration::from_secs(5), || {
-        request(a, "POST", &ep.data, &[JSON_CT], &rpc(4, "ping", json!({}))).status == 404
-    }));
+    assert!(
+        ctl.wait_for("session-closed", Duration::from_secs(5))
+            .is_some()
+    );
+    let r = request(a, "POST", &ep.data, &[JSON_CT], &rpc(4, "ping", json!({})));
+    assert_eq!(r.status, 404);
 }
 
 #[test]
@@ -609,10 +619,8 @@ fn idle_streams_carry_keep_alive_comments() {
         &[("Accept", "text/event-stream"), sid_h],
         b"",
     );
-    // Give the idle stream time for a few keep-alives (a timed wait, not a synchronisation).
-    let _ = crossbeam_channel::bounded::<()>(0)
-        .1
-        .recv_timeout(Duration::from_millis(200));
+    // Two keep-alives arrive on the idle stream (read as they come, not waited for by time).
+    assert!(get.wait_comments(2), "the stream ended");
     let r = request(
         h.local_addr(),
         "POST",

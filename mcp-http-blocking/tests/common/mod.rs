@@ -171,11 +171,14 @@ impl Session for TestSession {
                 });
             }
             "burst" => {
-                // Ten notifications 5 ms apart, then the answer.
+                // Ten notifications, each but the first sent once the test let it go (after
+                // reading the one before: a separate small write each time, paced by the
+                // reader), then the answer.
                 std::thread::spawn(move || {
-                    // Keep the sender alive: with it gone, the wait would end at once.
-                    let (_keep, pace): (_, Receiver<()>) = bounded::<()>(0);
                     for i in 0..10 {
+                        if i > 0 {
+                            let _ = ctl.go_rx.recv_timeout(Duration::from_secs(10));
+                        }
                         let _ = out.send(
                             note(
                                 "notifications/progress",
@@ -183,7 +186,6 @@ impl Session for TestSession {
                             ),
                             Some(&id),
                         );
-                        let _ = pace.recv_timeout(Duration::from_millis(5));
                     }
                     let _ = out.send(answer(&id, json!({})), Some(&id));
                 });
@@ -380,6 +382,8 @@ pub struct SseClient {
     buf: Vec<u8>,
     chunked: bool,
     pub comments: usize,
+    /// Events read while waiting for comments, not yet returned by `next`.
+    held: std::collections::VecDeque<Event>,
 }
 
 impl SseClient {
@@ -413,6 +417,7 @@ impl SseClient {
             buf: Vec::new(),
             chunked,
             comments: 0,
+            held: std::collections::VecDeque::new(),
         }
     }
 
@@ -445,6 +450,28 @@ impl SseClient {
 
     /// The next event (comments are counted and skipped); None at the end of the stream.
     pub fn next(&mut self) -> Option<Event> {
+        if let Some(ev) = self.held.pop_front() {
+            return Some(ev);
+        }
+        self.frame(false)
+    }
+
+    /// Reads until `n` comments (keep-alives) have arrived in all; events read meanwhile are
+    /// kept for [`SseClient::next`]. False when the stream ends first.
+    pub fn wait_comments(&mut self, n: usize) -> bool {
+        while self.comments < n {
+            let before = self.comments;
+            match self.frame(true) {
+                Some(ev) => self.held.push_back(ev),
+                None if self.comments > before => {}
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// The next event; with `stop_at_comment`, returns None after a comment too.
+    fn frame(&mut self, stop_at_comment: bool) -> Option<Event> {
         loop {
             if let Some(pos) = self.buf.windows(2).position(|w| w == b"\n\n") {
                 let raw: Vec<u8> = self.buf.drain(..pos + 2).collect();
@@ -470,6 +497,9 @@ impl SseClient {
                     return Some(ev);
                 }
                 self.comments += 1;
+                if stop_at_comment {
+                    return None;
+                }
                 continue;
             }
             if !self.fill() {
@@ -496,20 +526,13 @@ pub fn thread_count() -> usize {
         .unwrap_or(0)
 }
 
-/// Polls `f` until it is true or the deadline passes (the waits are on the condition, with a
-/// deadline; the short pause between polls only spaces out the checks).
-pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    // Keep the sender alive: with it gone, `recv_timeout` returns at once and this spins.
-    let (_keep, tick): (_, Receiver<()>) = bounded::<()>(0);
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        let _ = tick.recv_timeout(Duration::from_millis(20));
+/// The peer closed the connection: a read returned EOF or a reset (not data, and not a
+/// timeout of our own).
+pub fn peer_closed(r: &std::io::Result<usize>) -> bool {
+    match r {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() == std::io::ErrorKind::ConnectionReset,
     }
 }
 
