@@ -5,30 +5,18 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Ctl, TestService};
+use common::serve;
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
 use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig, SESSION_NOT_FOUND};
-use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use mcp_http_blocking::{HttpConfig, ServerHandle};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(10);
-
-fn start(cfg: HttpConfig) -> (ServerHandle, Arc<Ctl>) {
-    let ctl = Ctl::new();
-    let h = HttpServer::builder()
-        .bind("127.0.0.1:0")
-        .config(cfg)
-        .io_timeout(Duration::from_secs(5))
-        .build(TestService(ctl.clone()))
-        .unwrap()
-        .spawn()
-        .unwrap();
-    (h, ctl)
-}
+/// The server's io timeout.
+const IO: Duration = Duration::from_secs(5);
 
 fn url(h: &ServerHandle) -> String {
     format!("http://{}/mcp", h.local_addr())
@@ -73,7 +61,7 @@ fn handshake(c: &HttpClient, version: &str) {
 
 #[test]
 fn session_requests_sse_answers_and_delete_on_close() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), IO);
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
     handshake(&c, "2025-11-25");
     assert_eq!(h.core().session_count(), 1);
@@ -117,7 +105,7 @@ fn session_requests_sse_answers_and_delete_on_close() {
 
 #[test]
 fn concurrent_requests_do_not_wait_for_a_slow_one() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), IO);
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
     handshake(&c, "2025-06-18");
     let rx = c.receiver();
@@ -135,7 +123,7 @@ fn concurrent_requests_do_not_wait_for_a_slow_one() {
 
 #[test]
 fn unrelated_notifications_arrive_on_the_get_stream() {
-    let (h, _ctl) = start(HttpConfig::default());
+    let (h, _ctl) = serve(HttpConfig::default(), IO);
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
     handshake(&c, "2025-11-25");
     let rx = c.receiver();
@@ -174,7 +162,7 @@ fn unrelated_notifications_arrive_on_the_get_stream() {
 
 #[test]
 fn a_forgotten_session_is_replaced_and_the_request_sent_again() {
-    let (h, _ctl) = start(HttpConfig::default());
+    let (h, _ctl) = serve(HttpConfig::default(), IO);
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
     handshake(&c, "2025-06-18");
     let first = c.session_id().unwrap();
@@ -203,7 +191,7 @@ fn a_forgotten_session_is_replaced_and_the_request_sent_again() {
 
 #[test]
 fn a_new_session_gets_the_subscriptions_and_log_level_again() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), IO);
     let mut c = HttpClient::connect(&url(&h), HttpClientConfig::default()).unwrap();
     handshake(&c, "2025-11-25");
     let rx = c.receiver();
@@ -245,7 +233,7 @@ fn a_new_session_gets_the_subscriptions_and_log_level_again() {
 
 #[test]
 fn a_forgotten_session_gives_a_clean_error_when_renewal_is_off() {
-    let (h, _ctl) = start(HttpConfig::default());
+    let (h, _ctl) = serve(HttpConfig::default(), IO);
     let cfg = HttpClientConfig {
         renew_session: false,
         ..HttpClientConfig::default()
@@ -299,7 +287,7 @@ fn urls_must_be_http() {
 
 #[test]
 fn an_http_sse_server_of_2024_11_05_is_reached_through_its_endpoint_event() {
-    let (h, _ctl) = start(HttpConfig::default());
+    let (h, _ctl) = serve(HttpConfig::default(), IO);
     let sse_url = format!("http://{}/sse", h.local_addr());
     let mut c = HttpClient::connect(&sse_url, HttpClientConfig::default()).unwrap();
     let rx = c.receiver();

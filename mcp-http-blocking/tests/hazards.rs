@@ -10,18 +10,6 @@ use common::*;
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
 use serde_json::json;
 
-fn start(cfg: HttpConfig, io: Duration) -> (ServerHandle, std::sync::Arc<Ctl>) {
-    let ctl = Ctl::new();
-    let h = HttpServer::builder()
-        .config(cfg)
-        .io_timeout(io)
-        .build(TestService(ctl.clone()))
-        .unwrap()
-        .spawn()
-        .unwrap();
-    (h, ctl)
-}
-
 fn alive(h: &ServerHandle) -> bool {
     let r = request(
         h.local_addr(),
@@ -49,7 +37,7 @@ fn raw(h: &ServerHandle, head: &str) -> u16 {
 fn an_absurd_content_length_is_refused_without_killing_the_process() {
     // A long io timeout: the 413 must not wait for a body that will never come (the test
     // client gives up after 10 s).
-    let (h, _) = start(HttpConfig::default(), Duration::from_secs(60));
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(60));
     for _ in 0..3 {
         let st = raw(
             &h,
@@ -66,7 +54,7 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
         max_body: 1000,
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg, Duration::from_secs(60));
+    let (h, _) = serve(cfg, Duration::from_secs(60));
     // Declared too large, sent in part, then the client waits: the 413 comes at once.
     let mut s = connect(h.local_addr());
     s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n").unwrap();
@@ -86,7 +74,7 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
 
 #[test]
 fn oversized_headers_get_431() {
-    let (h, _) = start(HttpConfig::default(), Duration::from_secs(5));
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let big = "a".repeat(20 * 1024);
     let r = request(
         h.local_addr(),
@@ -100,7 +88,7 @@ fn oversized_headers_get_431() {
 
 #[test]
 fn idle_and_slowloris_connections_are_closed_by_the_io_timeout() {
-    let (h, _) = start(HttpConfig::default(), Duration::from_millis(300));
+    let (h, _) = serve(HttpConfig::default(), Duration::from_millis(300));
     let mut conns = Vec::new();
     for i in 0..10 {
         let mut s = connect(h.local_addr());
@@ -128,7 +116,7 @@ fn idle_and_slowloris_connections_are_closed_by_the_io_timeout() {
 
 #[test]
 fn an_sse_answer_in_many_pieces_does_not_stall_on_nagle() {
-    let (h, ctl) = start(HttpConfig::default(), Duration::from_secs(5));
+    let (h, ctl) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
     let hs = [ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())];
@@ -175,7 +163,7 @@ fn a_reader_that_stops_reading_is_cut_off_not_buffered_for() {
         send_timeout: Duration::from_millis(200),
         ..HttpConfig::default()
     };
-    let (h, ctl) = start(cfg, Duration::from_millis(300));
+    let (h, ctl) = serve(cfg, Duration::from_millis(300));
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
     // Open the GET stream and never read from it.
@@ -296,7 +284,7 @@ fn open_streams_do_not_take_request_slots() {
 
 #[test]
 fn shutdown_ends_streams_and_closes_the_port() {
-    let (h, _) = start(HttpConfig::default(), Duration::from_secs(30));
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(30));
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
     let mut get = SseClient::open(

@@ -7,20 +7,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::*;
-use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use mcp_http_blocking::{HttpConfig, ServerHandle};
 use serde_json::json;
-
-fn start(cfg: HttpConfig) -> (ServerHandle, std::sync::Arc<Ctl>) {
-    let ctl = Ctl::new();
-    let h = HttpServer::builder()
-        .config(cfg)
-        .io_timeout(Duration::from_secs(5))
-        .build(TestService(ctl.clone()))
-        .unwrap()
-        .spawn()
-        .unwrap();
-    (h, ctl)
-}
 
 type Header<'a> = (&'a str, &'a str);
 
@@ -51,7 +39,7 @@ fn init(h: &ServerHandle, version: &str) -> String {
 
 #[test]
 fn initialize_mints_a_session_and_session_rules_hold() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     let r = request(
         a,
@@ -173,7 +161,7 @@ fn get_and_delete_can_be_disabled() {
         enable_delete: false,
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg);
+    let (h, _) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     assert_eq!(
@@ -210,7 +198,7 @@ fn get_and_delete_can_be_disabled() {
 
 #[test]
 fn related_notifications_make_an_sse_answer_with_priming_and_ids() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let sid = init(&h, "2025-11-25");
     let hs = [
         ACCEPT_BOTH,
@@ -247,7 +235,7 @@ fn related_notifications_make_an_sse_answer_with_priming_and_ids() {
 
 #[test]
 fn a_json_only_client_gets_json_even_with_notifications_first() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");
     let hs = [
         ("Accept", "application/json"),
@@ -279,7 +267,7 @@ fn a_json_only_client_gets_json_even_with_notifications_first() {
 
 #[test]
 fn unrelated_messages_go_to_the_get_stream_and_only_one_may_be_open() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     let sid = init(&h, "2025-06-18");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
@@ -344,7 +332,7 @@ fn unrelated_messages_go_to_the_get_stream_and_only_one_may_be_open() {
 
 #[test]
 fn the_server_may_end_a_post_stream_early_and_the_client_resumes_it() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
@@ -376,7 +364,7 @@ fn the_server_may_end_a_post_stream_early_and_the_client_resumes_it() {
 
 #[test]
 fn a_stream_the_client_cannot_resume_is_not_ended_early() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     // 2025-06-18: no priming event, so no event id to resume from.
     let sid = init(&h, "2025-06-18");
@@ -399,7 +387,7 @@ fn a_stream_the_client_cannot_resume_is_not_ended_early() {
 
 #[test]
 fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), Duration::from_secs(5));
     let a = h.local_addr();
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
@@ -453,7 +441,7 @@ fn idle_sessions_expire() {
         sweep_interval: Some(Duration::from_millis(20)),
         ..HttpConfig::default()
     };
-    let (h, ctl) = start(cfg);
+    let (h, ctl) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");
     assert_eq!(h.core().session_count(), 1);
     // The sweeper closes it: the service hears about it, and the id is then unknown.
@@ -478,7 +466,7 @@ fn session_cap_refuses_more_initializes() {
         max_sessions: 2,
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg);
+    let (h, _) = serve(cfg, Duration::from_secs(5));
     init(&h, "2025-06-18");
     init(&h, "2025-06-18");
     let r = request(
@@ -493,7 +481,7 @@ fn session_cap_refuses_more_initializes() {
 
 #[test]
 fn batches_only_where_2025_03_26_is_negotiated() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let batch = format!(
         "[{},{}]",
         String::from_utf8(rpc(2, "ping", json!({}))).unwrap(),
@@ -554,7 +542,7 @@ fn the_2024_11_05_http_sse_transport_works() {
         keepalive: Duration::from_millis(50),
         ..HttpConfig::default()
     };
-    let (h, ctl) = start(cfg);
+    let (h, ctl) = serve(cfg, Duration::from_secs(5));
     let a = h.local_addr();
     let mut s = SseClient::open(a, "GET", "/sse", &[("Accept", "text/event-stream")], b"");
     assert_eq!(s.status, 200);
@@ -609,7 +597,7 @@ fn idle_streams_carry_keep_alive_comments() {
         keepalive: std::time::Duration::from_millis(30),
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg);
+    let (h, _) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
     let mut get = SseClient::open(

@@ -6,19 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use mcp_http_blocking::HttpConfig;
 use serde_json::{Value, json};
-
-fn start(cfg: HttpConfig) -> (ServerHandle, std::sync::Arc<Ctl>) {
-    let ctl = Ctl::new();
-    let h = HttpServer::builder()
-        .config(cfg)
-        .build(TestService(ctl.clone()))
-        .unwrap()
-        .spawn()
-        .unwrap();
-    (h, ctl)
-}
 
 fn body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
     params["_meta"] = json!({
@@ -28,11 +17,13 @@ fn body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
     rpc(id, method, params)
 }
 
+/// The server's io timeout (the builder's default).
+const IO: Duration = Duration::from_secs(30);
 const PV: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
 
 #[test]
 fn a_request_is_one_exchange_answered_with_json() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
     let r = request(
         a,
@@ -113,7 +104,7 @@ fn a_request_is_one_exchange_answered_with_json() {
 
 #[test]
 fn header_checks_give_the_modern_errors_and_statuses() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
     let call = body(1, "tools/call", json!({"name": "add"}));
     let code = |r: &Resp| r.json()["error"]["code"].as_i64();
@@ -262,7 +253,7 @@ fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_mode
         versions: mcp_core::version::VersionSet::modern_only(),
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg);
+    let (h, _) = serve(cfg, IO);
     let r = request(
         h.local_addr(),
         "POST",
@@ -276,7 +267,7 @@ fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_mode
         versions: mcp_core::version::VersionSet::legacy_only(),
         ..HttpConfig::default()
     };
-    let (h, _) = start(cfg);
+    let (h, _) = serve(cfg, IO);
     let r = request(
         h.local_addr(),
         "POST",
@@ -292,7 +283,7 @@ fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_mode
 
 #[test]
 fn notifications_first_make_an_sse_answer_without_ids() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), IO);
     let mut s = SseClient::open(
         h.local_addr(),
         "POST",
@@ -318,7 +309,7 @@ fn a_client_disconnect_cancels_the_exchange() {
         keepalive: Duration::from_millis(50),
         ..HttpConfig::default()
     };
-    let (h, ctl) = start(cfg);
+    let (h, ctl) = serve(cfg, IO);
     let mut s = SseClient::open(
         h.local_addr(),
         "POST",
@@ -341,7 +332,7 @@ fn a_client_disconnect_cancels_the_exchange() {
 
 #[test]
 fn a_request_without_the_envelope_is_400_invalid_params_with_its_id() {
-    let (h, _) = start(HttpConfig::default());
+    let (h, _) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
     let discover = |id: i64, params: Value| {
         request(
@@ -398,7 +389,7 @@ fn a_request_without_the_envelope_is_400_invalid_params_with_its_id() {
 
 #[test]
 fn mcp_param_headers_reach_the_service_decoded_and_broken_base64_is_refused() {
-    let (h, ctl) = start(HttpConfig::default());
+    let (h, ctl) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
     let call = |id: i64, param: Option<&str>| {
         let mut headers = vec![

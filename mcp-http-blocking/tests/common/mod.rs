@@ -12,6 +12,22 @@ use mcp_core::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, 
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use serde_json::{Value, json};
 
+/// Starts a server of `TestService` on 127.0.0.1 with `cfg` and the io timeout `io`.
+pub fn serve(
+    cfg: mcp_http_blocking::HttpConfig,
+    io: Duration,
+) -> (mcp_http_blocking::ServerHandle, Arc<Ctl>) {
+    let ctl = Ctl::new();
+    let h = mcp_http_blocking::HttpServer::builder()
+        .config(cfg)
+        .io_timeout(io)
+        .build(TestService(ctl.clone()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    (h, ctl)
+}
+
 /// What the test controls and observes.
 pub struct Ctl {
     /// `gated` waits on this before its second notification and answer.
