@@ -112,13 +112,13 @@ impl UriTemplate {
 
     /// Matches `uri` against the template and returns the (percent-decoded) variables, or
     /// `None` when the URI is not an instance of the template.
+    ///
+    /// Each expression takes the longest span that still lets the rest of the template match.
+    /// The URI comes from the client, so the work is bounded: O(n·t) for a URI of n bytes and a
+    /// template of t parts and variables, never the exponential search a backtracking matcher
+    /// does on a URI such as `x://aaaa…` against `x://{a}{b}{c}{d}!`.
     pub fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
-        let mut out = BTreeMap::new();
-        if match_parts(&self.parts, uri, &mut out) {
-            Some(out)
-        } else {
-            None
-        }
+        match_linear(&self.parts, uri)
     }
 
     /// Expands the template; missing variables expand to nothing, as RFC 6570 says.
@@ -234,96 +234,194 @@ fn value_char_ok(op: Op, c: char) -> bool {
     }
 }
 
-fn match_parts(parts: &[Part], uri: &str, out: &mut BTreeMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
-    };
-    match first {
-        Part::Literal(l) => uri
-            .strip_prefix(l.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, out)),
-        Part::Expr(op, names) => match_expr(*op, names, rest, uri, out),
+// Counts the matcher's inner steps in tests, so a test can bound the work done on a hostile
+// URI without timing anything.
+#[cfg(test)]
+thread_local! {
+    static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[inline]
+fn step() {
+    #[cfg(test)]
+    STEPS.with(|s| s.set(s.get() + 1));
+}
+
+/// How an expression's operator lays out its body: the text before it, the separator between
+/// values, and whether each value is written `name=value`.
+fn layout(op: Op) -> (&'static str, u8, bool) {
+    match op {
+        Op::Simple | Op::Reserved => ("", b',', false),
+        Op::Fragment => ("#", b',', false),
+        Op::Label => (".", b'.', false),
+        Op::Path => ("/", b'/', false),
+        Op::Query => ("?", b'&', true),
+        Op::QueryCont => ("&", b'&', true),
     }
 }
 
-fn match_expr(
-    op: Op,
-    names: &[String],
-    rest: &[Part],
-    uri: &str,
-    out: &mut BTreeMap<String, String>,
-) -> bool {
-    let (prefix, sep, named) = match op {
-        Op::Simple | Op::Reserved => ("", ',', false),
-        Op::Fragment => ("#", ',', false),
-        Op::Label => (".", '.', false),
-        Op::Path => ("/", '/', false),
-        Op::Query => ("?", '&', true),
-        Op::QueryCont => ("&", '&', true),
-    };
-    // Candidate end positions for this expression, longest first (greedy with backtracking).
-    let body_start = if uri.starts_with(prefix) {
-        prefix.len()
-    } else {
-        // An expression whose variables are all undefined expands to nothing.
-        return match_parts(rest, uri, out);
-    };
-    let mut ends: Vec<usize> = Vec::new();
-    for (i, c) in uri[body_start..].char_indices() {
-        let ok = value_char_ok(op, c) || c == sep;
-        if !ok {
-            ends.push(body_start + i);
-            break;
+/// One expression's view of the URI, precomputed in two linear scans so that finding the
+/// spans it may take from a position costs O(variables), not O(n).
+struct ExprScan<'a> {
+    names: &'a [String],
+    named: bool,
+    /// True when the body may be empty (no prefix and more than one variable: RFC 6570 lets
+    /// all of them be undefined).
+    empty_ok: bool,
+    /// `stop[x]`: the first position at or after `x` holding a byte the body cannot span, or
+    /// the URI's length. The body can end anywhere up to and including it.
+    stop: Vec<usize>,
+    /// `next_sep[x]`: the first separator at or after `x`, or the URI's length.
+    next_sep: Vec<usize>,
+}
+
+impl<'a> ExprScan<'a> {
+    fn new(op: Op, names: &'a [String], uri: &[u8]) -> ExprScan<'a> {
+        let (prefix, sep, named) = layout(op);
+        let n = uri.len();
+        let mut stop = vec![n; n + 1];
+        let mut next_sep = vec![n; n + 1];
+        for x in (0..n).rev() {
+            step();
+            let b = uri[x];
+            // Multi-byte characters are never separators nor excluded, so bytes will do.
+            let ok = b >= 0x80 || b == sep || value_char_ok(op, char::from(b));
+            stop[x] = if ok { stop[x + 1] } else { x };
+            next_sep[x] = if b == sep { x } else { next_sep[x + 1] };
         }
-        ends.push(body_start + i);
+        ExprScan {
+            names,
+            named,
+            empty_ok: prefix.is_empty() && names.len() > 1,
+            stop,
+            next_sep,
+        }
     }
-    if !ends.contains(&uri.len())
-        && uri[body_start..]
-            .chars()
-            .all(|c| value_char_ok(op, c) || c == sep)
-    {
-        ends.push(uri.len());
-    }
-    for &end in ends.iter().rev() {
-        let body = &uri[body_start..end];
-        if body.is_empty() && !prefix.is_empty() {
-            continue;
-        }
-        let mut vars = BTreeMap::new();
-        let values: Vec<&str> = body.split(sep).collect();
-        if values.len() > names.len() {
-            continue;
-        }
-        let mut ok = true;
-        for (name, raw) in names.iter().zip(values.iter()) {
-            let value = if named {
-                match raw.split_once('=') {
-                    Some((k, v)) if k == name => v,
-                    _ => {
-                        ok = false;
-                        break;
-                    }
+
+    /// The ranges `[lo, hi]` (ascending, disjoint) where a body starting at `b` may end: at
+    /// most one per variable, since a body of c values holds c - 1 separators, and for named
+    /// operators each value must begin with its own `name=`.
+    fn end_ranges(&self, uri: &[u8], b: usize, mut each: impl FnMut(usize, usize)) {
+        let lim = self.stop[b];
+        let min_end = if self.empty_ok { b } else { b + 1 };
+        let mut start = b;
+        for name in self.names {
+            step();
+            let hi = self.next_sep[start].min(lim);
+            let mut lo = start.max(min_end);
+            if self.named {
+                let key = name.as_bytes();
+                let has_key =
+                    uri[start..].starts_with(key) && uri.get(start + key.len()) == Some(&b'=');
+                if !has_key || start + key.len() + 1 > hi {
+                    // This value is malformed, so no later one can be reached either.
+                    return;
                 }
-            } else {
-                raw
-            };
-            if value.is_empty() && names.len() == 1 && prefix.is_empty() {
-                ok = false;
-                break;
+                lo = lo.max(start + key.len() + 1);
             }
-            vars.insert(name.clone(), decode(value));
-        }
-        if !ok {
-            continue;
-        }
-        let mut trial = out.clone();
-        trial.extend(vars);
-        if match_parts(rest, &uri[end..], &mut trial) {
-            *out = trial;
-            return true;
+            if lo <= hi {
+                each(lo, hi);
+            }
+            if hi >= lim {
+                return;
+            }
+            start = hi + 1;
         }
     }
-    false
+}
+
+/// Matches by dynamic programming instead of backtracking. A backward pass marks, for each
+/// part i, the positions from which `parts[i..]` matches the rest of the URI (whether it does
+/// depends only on the position, never on the variables bound before it). A forward pass then
+/// binds each expression to its longest span ending on a marked position, which is the span a
+/// longest-first backtracking search would have settled on.
+fn match_linear(parts: &[Part], uri: &str) -> Option<BTreeMap<String, String>> {
+    let bytes = uri.as_bytes();
+    let n = bytes.len();
+    // reach[i][p]: parts[i..] matches uri[p..].
+    let mut reach = vec![vec![false; n + 1]; parts.len() + 1];
+    reach[parts.len()][n] = true;
+    for (i, part) in parts.iter().enumerate().rev() {
+        let (done, todo) = reach.split_at_mut(i + 1);
+        let (here, next) = (&mut done[i], &todo[0]);
+        match part {
+            Part::Literal(l) => {
+                let l = l.as_bytes();
+                for p in 0..=n {
+                    step();
+                    here[p] = next.get(p + l.len()) == Some(&true) && bytes[p..].starts_with(l);
+                }
+            }
+            Part::Expr(op, names) => {
+                let (prefix, _, _) = layout(*op);
+                let scan = ExprScan::new(*op, names, bytes);
+                // last[x]: the greatest marked position of `next` at or before x.
+                let mut last = vec![None; n + 1];
+                let mut seen = None;
+                for x in 0..=n {
+                    if next[x] {
+                        seen = Some(x);
+                    }
+                    last[x] = seen;
+                }
+                for p in 0..=n {
+                    step();
+                    if !uri.is_char_boundary(p) {
+                        continue;
+                    }
+                    here[p] = if bytes[p..].starts_with(prefix.as_bytes()) {
+                        let mut any = false;
+                        scan.end_ranges(bytes, p + prefix.len(), |lo, hi| {
+                            any |= last[hi].is_some_and(|e| e >= lo);
+                        });
+                        any
+                    } else {
+                        // All the variables undefined: the expression expands to nothing.
+                        next[p]
+                    };
+                }
+            }
+        }
+    }
+    if !reach[0][0] {
+        return None;
+    }
+    let mut out = BTreeMap::new();
+    let mut p = 0;
+    for (i, part) in parts.iter().enumerate() {
+        let next = &reach[i + 1];
+        match part {
+            Part::Literal(l) => p += l.len(),
+            Part::Expr(op, names) => {
+                let (prefix, sep, named) = layout(*op);
+                if !bytes[p..].starts_with(prefix.as_bytes()) {
+                    continue;
+                }
+                let b = p + prefix.len();
+                let scan = ExprScan::new(*op, names, bytes);
+                let mut end = None;
+                scan.end_ranges(bytes, b, |lo, hi| {
+                    // Later ranges lie further right, so the last hit is the longest span.
+                    if let Some(e) = (lo..=hi).rev().find(|&e| next[e]) {
+                        end = Some(e);
+                    }
+                });
+                // The backward pass marked p, so some span ends on a marked position.
+                let e = end?;
+                for (name, raw) in names.iter().zip(uri[b..e].split(char::from(sep))) {
+                    let value = if named {
+                        raw.strip_prefix(name.as_str())
+                            .and_then(|r| r.strip_prefix('='))?
+                    } else {
+                        raw
+                    };
+                    out.insert(name.clone(), decode(value));
+                }
+                p = e;
+            }
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -411,5 +509,220 @@ mod tests {
         assert!(UriTemplate::parse("x://{}").is_err());
         assert!(UriTemplate::parse("x://{a*}").is_err());
         assert!(UriTemplate::parse("x://{a:3}").is_err());
+    }
+
+    /// The matcher's steps on `uri`, counted by the test-only counter.
+    fn steps(t: &UriTemplate, uri: &str) -> (Option<BTreeMap<String, String>>, u64) {
+        STEPS.with(|s| s.set(0));
+        let r = t.matches(uri);
+        (r, STEPS.with(|s| s.get()))
+    }
+
+    #[test]
+    fn hostile_uris_cost_linear_work() {
+        // Five adjacent expressions and a literal the URI lacks: a backtracking matcher tries
+        // every way to cut the run of `a`s in five, about n^5 / 120 attempts (10^23 here).
+        let t = UriTemplate::parse("x://{a}{b}{c}{d}{e}!").unwrap();
+        let mut small = 0;
+        for n in [1_000usize, 100_000] {
+            let uri = format!("x://{}", "a".repeat(n));
+            let (r, work) = steps(&t, &uri);
+            assert_eq!(r, None);
+            // Per byte: one step per part in the backward pass, one per expression's scan.
+            assert!(work <= 20 * (n as u64 + 10), "{work} steps for {n} bytes");
+            if n == 1_000 {
+                small = work;
+            } else {
+                // A hundred times the input, about a hundred times the work.
+                assert!(work <= 101 * small, "{small} -> {work}");
+            }
+        }
+        // The same shape with the literal present still matches, greedily: the first
+        // expression takes all it can and leaves one character to each of the others.
+        let uri = format!("x://{}!", "a".repeat(100_000));
+        let (r, work) = steps(&t, &uri);
+        let r = r.unwrap();
+        assert_eq!(r["a"].len(), 100_000 - 4);
+        assert_eq!(r["e"], "a");
+        assert!(work <= 40 * 100_010, "{work}");
+        // Query forms and reserved expansion, separators everywhere.
+        let t = UriTemplate::parse("s://{+p}{?q,r}{&s}{+u}#").unwrap();
+        let uri = format!("s://{}", "?q=&r=&s=/".repeat(10_000));
+        let (r, work) = steps(&t, &uri);
+        assert_eq!(r, None);
+        assert!(work <= 40 * (uri.len() as u64 + 10), "{work}");
+    }
+
+    #[test]
+    fn greedy_spans_and_optional_expressions() {
+        assert_eq!(
+            m("x://{a}{b}", "x://abc"),
+            Some(vec![("a".into(), "ab".into()), ("b".into(), "c".into())])
+        );
+        assert_eq!(
+            m("x://{+a}/{b}", "x://p/q/r"),
+            Some(vec![("a".into(), "p/q".into()), ("b".into(), "r".into())])
+        );
+        assert_eq!(
+            m("x://{a}{?q}", "x://v"),
+            Some(vec![("a".into(), "v".into())])
+        );
+        assert_eq!(
+            m("x://{a}{?q}", "x://v?q=1"),
+            Some(vec![("a".into(), "v".into()), ("q".into(), "1".into())])
+        );
+        assert_eq!(m("s://x{?q}", "s://x?z=1"), None);
+        assert_eq!(
+            m("x://{a}/é{b}", "x://é/éé"),
+            Some(vec![("a".into(), "é".into()), ("b".into(), "é".into())])
+        );
+        assert_eq!(
+            m("x://{.a,b}", "x://.p.q"),
+            Some(vec![("a".into(), "p".into()), ("b".into(), "q".into())])
+        );
+    }
+
+    /// The backtracking matcher this module had before, kept as the reference the linear one
+    /// must agree with (exponential, so only for short URIs).
+    mod backtracking {
+        use super::super::*;
+
+        pub(super) fn match_parts(
+            parts: &[Part],
+            uri: &str,
+            out: &mut BTreeMap<String, String>,
+        ) -> bool {
+            let Some((first, rest)) = parts.split_first() else {
+                return uri.is_empty();
+            };
+            match first {
+                Part::Literal(l) => uri
+                    .strip_prefix(l.as_str())
+                    .is_some_and(|tail| match_parts(rest, tail, out)),
+                Part::Expr(op, names) => match_expr(*op, names, rest, uri, out),
+            }
+        }
+
+        fn match_expr(
+            op: Op,
+            names: &[String],
+            rest: &[Part],
+            uri: &str,
+            out: &mut BTreeMap<String, String>,
+        ) -> bool {
+            let (prefix, sep, named) = match op {
+                Op::Simple | Op::Reserved => ("", ',', false),
+                Op::Fragment => ("#", ',', false),
+                Op::Label => (".", '.', false),
+                Op::Path => ("/", '/', false),
+                Op::Query => ("?", '&', true),
+                Op::QueryCont => ("&", '&', true),
+            };
+            // Candidate end positions for this expression, longest first (greedy with backtracking).
+            let body_start = if uri.starts_with(prefix) {
+                prefix.len()
+            } else {
+                // An expression whose variables are all undefined expands to nothing.
+                return match_parts(rest, uri, out);
+            };
+            let mut ends: Vec<usize> = Vec::new();
+            for (i, c) in uri[body_start..].char_indices() {
+                let ok = value_char_ok(op, c) || c == sep;
+                if !ok {
+                    ends.push(body_start + i);
+                    break;
+                }
+                ends.push(body_start + i);
+            }
+            if !ends.contains(&uri.len())
+                && uri[body_start..]
+                    .chars()
+                    .all(|c| value_char_ok(op, c) || c == sep)
+            {
+                ends.push(uri.len());
+            }
+            for &end in ends.iter().rev() {
+                let body = &uri[body_start..end];
+                if body.is_empty() && !prefix.is_empty() {
+                    continue;
+                }
+                let mut vars = BTreeMap::new();
+                let values: Vec<&str> = body.split(sep).collect();
+                if values.len() > names.len() {
+                    continue;
+                }
+                let mut ok = true;
+                for (name, raw) in names.iter().zip(values.iter()) {
+                    let value = if named {
+                        match raw.split_once('=') {
+                            Some((k, v)) if k == name => v,
+                            _ => {
+                                ok = false;
+                                break;
+                            }
+                        }
+                    } else {
+                        raw
+                    };
+                    if value.is_empty() && names.len() == 1 && prefix.is_empty() {
+                        ok = false;
+                        break;
+                    }
+                    vars.insert(name.clone(), decode(value));
+                }
+                if !ok {
+                    continue;
+                }
+                let mut trial = out.clone();
+                trial.extend(vars);
+                if match_parts(rest, &uri[end..], &mut trial) {
+                    *out = trial;
+                    return true;
+                }
+            }
+            false
+        }
+    }
+
+    #[test]
+    fn agrees_with_backtracking_on_short_uris() {
+        let templates = [
+            "x://{a}{b}",
+            "x://{a}-{b}",
+            "x://{+a}/{b}",
+            "x://{a,b}",
+            "x://{a}{?q,r}",
+            "x://{/a,b}{.c}",
+            "x://{+a}{#f}",
+            "x://{a}{&s}{?q}",
+            "{a}/{+b},{c,d}",
+        ];
+        let alphabet = [
+            "a", "b", "/", ",", "?", "&", "=", ".", "#", "-", "q", "r", "s", "é", "%41",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut matched = 0;
+        for t in templates {
+            let parsed = UriTemplate::parse(t).unwrap();
+            for _ in 0..3_000 {
+                let mut uri = String::from(if seed % 7 == 0 { "" } else { "x://" });
+                for _ in 0..(seed >> 60) {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    uri.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let mut want = BTreeMap::new();
+                let want =
+                    backtracking::match_parts(&parsed.parts, &uri, &mut want).then_some(want);
+                matched += usize::from(want.is_some());
+                assert_eq!(parsed.matches(&uri), want, "{t} on {uri:?}");
+            }
+        }
+        // The comparison means something only if many of the URIs match.
+        assert!(matched > 1_000, "{matched}");
     }
 }
