@@ -79,14 +79,19 @@ impl Url {
 
     /// True when `resource` (a protected resource identifier) covers this URL: same origin,
     /// and this path is the resource's path or lies under it.
+    ///
+    /// Both paths are normalised first (see `normalize_path`): compared as written,
+    /// `/x/../admin` or `/x/%2e%2e/admin` would pass for a path under `/x` although the server
+    /// resolves them to `/admin`, and `/%7Ex` would not match `/~x` although it is the same path.
     pub fn is_covered_by(&self, resource: &Url) -> bool {
         if self.origin() != resource.origin() {
             return false;
         }
-        let base = resource.path.trim_end_matches('/');
-        self.path == base
-            || self
-                .path
+        let path = normalize_path(&self.path);
+        let base = normalize_path(&resource.path);
+        let base = base.trim_end_matches('/');
+        path == base
+            || path
                 .strip_prefix(base)
                 .is_some_and(|rest| rest.starts_with('/'))
     }
@@ -98,6 +103,79 @@ impl Url {
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
     }
+}
+
+/// A path in RFC 3986's normal form, for comparing paths (§6.2.2): escapes of unreserved
+/// characters decoded and the others' hex digits upper-cased (§6.2.2.1-2), then `.` and `..`
+/// segments removed (§5.2.4). Decoding comes first, so `%2e%2e` is a `..` segment, as a server
+/// that decodes before resolving takes it. An escaped `/` stays escaped: it is not a separator.
+pub(crate) fn normalize_path(path: &str) -> String {
+    let b = path.as_bytes();
+    let mut decoded = String::with_capacity(path.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = (b[i] == b'%')
+            .then(|| path.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(v) if v.is_ascii_alphanumeric() || b"-._~".contains(&v) => {
+                decoded.push(char::from(v));
+                i += 3;
+            }
+            Some(v) => {
+                decoded.push_str(&format!("%{v:02X}"));
+                i += 3;
+            }
+            None if b[i] == b'%' => {
+                // A `%` that starts no escape stays as it is.
+                decoded.push('%');
+                i += 1;
+            }
+            None => {
+                // Plain text: copy up to the next `%` (i is on a character boundary).
+                let end = path[i..].find('%').map_or(path.len(), |e| i + e);
+                decoded.push_str(&path[i..end]);
+                i = end;
+            }
+        }
+    }
+    remove_dot_segments(&decoded)
+}
+
+/// RFC 3986 §5.2.4, with the input buffer as a cursor into `path` (the rewrites of `/./` and
+/// `/../` to `/` only ever shorten it from the front).
+fn remove_dot_segments(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut input = path;
+    fn pop_segment(out: &mut String) {
+        let cut = out.rfind('/').unwrap_or(0);
+        out.truncate(cut);
+    }
+    while !input.is_empty() {
+        if let Some(rest) = input.strip_prefix("../") {
+            input = rest;
+        } else if let Some(rest) = input.strip_prefix("./") {
+            input = rest;
+        } else if input.starts_with("/./") {
+            input = &input[2..];
+        } else if input == "/." {
+            input = "/";
+        } else if input.starts_with("/../") {
+            input = &input[3..];
+            pop_segment(&mut out);
+        } else if input == "/.." {
+            input = "/";
+            pop_segment(&mut out);
+        } else if input == "." || input == ".." {
+            input = "";
+        } else {
+            let end = input[1..].find('/').map_or(input.len(), |e| e + 1);
+            out.push_str(&input[..end]);
+            input = &input[end..];
+        }
+    }
+    out
 }
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
@@ -216,6 +294,64 @@ mod tests {
         ] {
             assert!(!server.is_covered_by(&Url::parse(bad).unwrap()), "{bad}");
         }
+    }
+
+    #[test]
+    fn coverage_normalises_dot_segments_and_escapes() {
+        let scope = Url::parse("https://a/x").unwrap();
+        let covered = |u: &str| Url::parse(u).unwrap().is_covered_by(&scope);
+        for escape in [
+            "https://a/x/../admin",
+            "https://a/x/%2e%2e/admin",
+            "https://a/x/%2E%2E/admin",
+            "https://a/x/.%2e/admin",
+            "https://a/x/./../admin",
+            "https://a/x/y/../../admin",
+            "https://a/x/..",
+            "https://a/x/%2e%2e",
+            "https://a/x/../x2",
+            "https://a/x%2Fy",
+        ] {
+            assert!(!covered(escape), "{escape}");
+        }
+        for inside in [
+            "https://a/x",
+            "https://a/x/",
+            "https://a/x/y",
+            "https://a/x/./y",
+            "https://a/x/y/../z",
+            "https://a/x/%2e/y",
+            "https://a/other/../x/y",
+            "https://a/%78/y",
+        ] {
+            assert!(covered(inside), "{inside}");
+        }
+        // Unreserved escapes compare equal to the characters, in either direction.
+        let tilde = Url::parse("https://a/~me").unwrap();
+        assert!(
+            Url::parse("https://a/%7Eme/t")
+                .unwrap()
+                .is_covered_by(&tilde)
+        );
+        assert!(
+            Url::parse("https://a/~me")
+                .unwrap()
+                .is_covered_by(&Url::parse("https://a/%7eme").unwrap())
+        );
+        // A scope written with dot segments or escapes means its resolved path.
+        let dotted = Url::parse("https://a/x/../y/%2E/").unwrap();
+        assert!(Url::parse("https://a/y/z").unwrap().is_covered_by(&dotted));
+        assert!(!Url::parse("https://a/x/z").unwrap().is_covered_by(&dotted));
+    }
+
+    #[test]
+    fn path_normal_form() {
+        assert_eq!(normalize_path("/a/b/c/./../../g"), "/a/g");
+        assert_eq!(normalize_path("mid/content=5/../6"), "mid/6");
+        assert_eq!(normalize_path("/%7e%41%2f%2fé%zz%"), "/~A%2F%2Fé%zz%");
+        assert_eq!(normalize_path("/%2e%2E/%2e"), "/");
+        assert_eq!(normalize_path("/../../a"), "/a");
+        assert_eq!(normalize_path(""), "");
     }
 
     #[test]
