@@ -38,7 +38,6 @@
 //! request's stream is closed.
 
 mod auth;
-pub(crate) mod base64;
 mod exchange;
 mod headers;
 mod old_sse;

@@ -143,58 +143,16 @@ pub(crate) fn preflight(req: &HttpRequest, origin: &str) -> HttpResponse {
 }
 
 /// Decodes a header value that may use the `=?base64?...?=` form of 2026-07-28.
-/// `None` when the form is used but the content is not strict base64 (see `base64_decode`) or
+/// `None` when the form is used but the content is not strict base64 (see `crate::base64::decode_strict`) or
 /// not UTF-8. A value that only starts or only ends like the form is taken literally.
 pub fn decode_header_value(v: &str) -> Option<String> {
     match v
         .strip_prefix("=?base64?")
         .and_then(|r| r.strip_suffix("?="))
     {
-        Some(b64) => String::from_utf8(base64_decode(b64)?).ok(),
+        Some(b64) => String::from_utf8(crate::base64::decode_strict(b64)?).ok(),
         None => Some(v.to_owned()),
     }
-}
-
-/// Standard base64 (RFC 4648 §4), strictly: whole groups of four, padding only where the
-/// length calls for it, no other character, and zero bits where the last group has spare
-/// ones. Every encoder writes exactly that; anything looser would let two different header
-/// values stand for one body value, which is what the header-to-body comparison rules out.
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let s = s.as_bytes();
-    if s.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let groups = s.len() / 4;
-    for (n, chunk) in s.chunks(4).enumerate() {
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        // Padding only in the last group, at most two, and only at its end.
-        if pad > 2 || (pad > 0 && n + 1 != groups) {
-            return None;
-        }
-        let mut acc = 0u32;
-        for (i, &c) in chunk[..4 - pad].iter().enumerate() {
-            acc |= val(c)? << (18 - 6 * i);
-        }
-        let bytes = acc.to_be_bytes();
-        let keep = 3 - pad;
-        // The bits past the last whole byte must be zero.
-        if bytes[1 + keep..].iter().any(|&b| b != 0) {
-            return None;
-        }
-        out.extend_from_slice(&bytes[1..1 + keep]);
-    }
-    Some(out)
 }
 
 #[cfg(test)]
