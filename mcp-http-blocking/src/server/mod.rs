@@ -31,3 +31,11 @@ pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
 pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
 pub use store::{EventStore, MemoryEventStore};
 pub use streamable::{StreamableHttp, Sweeper};
+
+/// Locks `m`, taking over the lock when a thread panicked while holding it. Every critical
+/// section in the server is one take, store, insert, remove or walk, so a panic cannot leave
+/// the data half-updated; refusing the poisoned lock instead would turn one panicked handler
+/// into a server whose every later request panics too.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -7,11 +7,10 @@
 //! in the order of their sequence numbers, and attaching a resumed connection (replay, then
 //! live) cannot lose or repeat an event.
 
+use crate::server::lock;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{
-    Arc, Mutex, MutexGuard, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak,
-};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, Weak};
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -33,12 +32,6 @@ pub(crate) fn new_session_id() -> Option<String> {
 
 /// How many finished POST streams keep their history for late resumption.
 const KEEP_FINISHED_STREAMS: usize = 64;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section here leaves the state consistent between statements that could
-    // panic, so a poisoned lock is still usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Which legacy transport a session belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,11 +46,7 @@ impl MemoryEventStore {
         let h = stream.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
-        // A panic while holding this lock cannot leave the map half-updated in a way that
-        // matters (each operation is one insert or remove), so poisoning is ignored.
-        self.shards[(h % SHARDS as u64) as usize]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        crate::server::lock(&self.shards[(h % SHARDS as u64) as usize])
     }
 }
 

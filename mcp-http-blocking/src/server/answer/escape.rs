@@ -24,7 +24,8 @@
 //!   handler's client gets its SSE head and keep-alives as before, and a gone client is
 //!   noticed (in the 2026-07-28 era that is the cancellation).
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::server::lock;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::Receiver;
@@ -32,11 +33,6 @@ use crossbeam_channel::Receiver;
 use super::respond::{Answer, OnEnd, answer, json_answer};
 use crate::server::config::HttpConfig;
 use crate::server::http::{Frame, HttpResponse, StreamEnd};
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Each critical section here is a take or an insert: a poisoned lock is still consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Writes a response from another thread: the HTTP server gives one per request, and the
 /// transport calls it at most once, with the work that produces the response.

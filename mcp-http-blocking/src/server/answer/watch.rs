@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
-use super::escape::{Escape, lock};
+use super::escape::Escape;
+use crate::server::lock;
 
 /// The watchdog of inline requests: fires the escape of a request whose `handle` has run for
 /// longer than the JSON window. It ticks (every quarter window, between 1 and 50 ms) while

@@ -23,11 +23,12 @@ mod conn;
 mod parse;
 mod write;
 
+use crate::server::lock;
 use std::collections::HashMap;
 use std::io::{self, Write as _};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -235,11 +236,6 @@ pub(super) struct Shared {
     next_conn: AtomicU64,
     /// Told when the last request in flight ends during a shutdown.
     none_in_flight: Sender<()>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section is one insert, remove or walk: a poisoned map is still whole.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Shared {

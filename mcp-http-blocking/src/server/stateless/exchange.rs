@@ -1,6 +1,7 @@
 //! One 2026-07-28 exchange's outbound side: what the service sends about the exchange's request
 //! (progress, log messages, the final answer) on its way to the HTTP answer.
 
+use crate::server::lock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,11 +43,6 @@ enum State {
     Final(Frame),
     /// The final answer was taken.
     Closed,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // Each critical section is a take or a store: a poisoned lock is still consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ExchangeOutbound {
