@@ -70,7 +70,10 @@ required_params!(
     SubscriptionsAcknowledgedNotificationParams,
 );
 
-macro_rules! request_enum {
+/// One enum over a set of methods, each variant carrying its params type, with what requests
+/// and notifications share: the method name, typing from a method and raw params, and raw
+/// params back. `request_enum!` and `notification_enum!` add their envelope on top.
+macro_rules! message_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident($ty:ty) = $method:path,)* }) => {
         $(#[$doc])*
         // Variants are params structs of very different sizes; boxing them would cost an
@@ -89,19 +92,10 @@ macro_rules! request_enum {
                 }
             }
 
-            /// Types a request: -32601 for a method not in this set, -32602 for params that do
-            /// not fit.
-            ///
-            /// # Errors
-            /// The error object to answer with.
-            pub fn from_request(req: &jsonrpc::Request) -> Result<Self, ErrorObject> {
-                Self::from_parts(&req.method, req.params.as_deref())
-            }
-
             /// Types a method name and raw params.
             ///
             /// # Errors
-            /// -32601 or -32602, as for [`Self::from_request`].
+            /// -32601 for a method not in this set, -32602 for params that do not fit.
             pub fn from_parts(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorObject> {
                 match method {
                     $($method => <$ty as ParamsCodec>::decode(params)
@@ -119,6 +113,24 @@ macro_rules! request_enum {
                 match self {
                     $($name::$variant(p) => p.encode(),)*
                 }
+            }
+        }
+    };
+}
+
+/// A [`message_enum!`] of requests, typed from and written as JSON-RPC requests.
+macro_rules! request_enum {
+    ($(#[$doc:meta])* $name:ident { $($body:tt)* }) => {
+        message_enum!($(#[$doc])* $name { $($body)* });
+
+        impl $name {
+            /// Types a request: -32601 for a method not in this set, -32602 for params that do
+            /// not fit.
+            ///
+            /// # Errors
+            /// The error object to answer with.
+            pub fn from_request(req: &jsonrpc::Request) -> Result<Self, ErrorObject> {
+                Self::from_parts(&req.method, req.params.as_deref())
             }
 
             /// A JSON-RPC request with this method and params.
@@ -132,25 +144,12 @@ macro_rules! request_enum {
     };
 }
 
+/// A [`message_enum!`] of notifications, typed from and written as JSON-RPC notifications.
 macro_rules! notification_enum {
-    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident($ty:ty) = $method:path,)* }) => {
-        $(#[$doc])*
-        // Variants are params structs of very different sizes; boxing them would cost an
-        // allocation per message for no gain, since a message is built once and moved rarely.
-        #[allow(clippy::large_enum_variant)]
-        #[derive(Debug, Clone, PartialEq)]
-        pub enum $name {
-            $($(#[$vdoc])* $variant($ty),)*
-        }
+    ($(#[$doc:meta])* $name:ident { $($body:tt)* }) => {
+        message_enum!($(#[$doc])* $name { $($body)* });
 
         impl $name {
-            /// The method name.
-            pub fn method(&self) -> &'static str {
-                match self {
-                    $($name::$variant(_) => $method,)*
-                }
-            }
-
             /// Types a notification: -32601 for a method not in this set, -32602 for params
             /// that do not fit (notifications get no answer, but the caller may log it).
             ///
@@ -158,29 +157,6 @@ macro_rules! notification_enum {
             /// The error object describing the problem.
             pub fn from_notification(n: &jsonrpc::Notification) -> Result<Self, ErrorObject> {
                 Self::from_parts(&n.method, n.params.as_deref())
-            }
-
-            /// Types a method name and raw params.
-            ///
-            /// # Errors
-            /// -32601 or -32602.
-            pub fn from_parts(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorObject> {
-                match method {
-                    $($method => <$ty as ParamsCodec>::decode(params)
-                        .map($name::$variant)
-                        .map_err(ErrorObject::invalid_params),)*
-                    other => Err(ErrorObject::method_not_found(other)),
-                }
-            }
-
-            /// The raw params.
-            ///
-            /// # Errors
-            /// When serialization fails.
-            pub fn params(&self) -> Result<Option<Box<RawValue>>, serde_json::Error> {
-                match self {
-                    $($name::$variant(p) => p.encode(),)*
-                }
             }
 
             /// A JSON-RPC notification with this method and params.
