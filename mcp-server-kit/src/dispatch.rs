@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use crate::context::{Context, string_args};
 use crate::cursor::{ListKind, page};
 use crate::error::Error;
-use crate::server::Shared;
-use crate::state::fingerprint;
+use crate::request_state::fingerprint;
+use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
 /// The answer to one request.

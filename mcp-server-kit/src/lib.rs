@@ -36,11 +36,12 @@ mod error;
 mod param_headers;
 mod pool;
 mod prompt;
+mod request_state;
 mod resource;
 pub mod schema;
 mod server;
 mod session;
-mod state;
+mod shared;
 mod tool;
 pub mod uri_template;
 

@@ -40,14 +40,15 @@ const FREE: u64 = u64::MAX;
 
 /// The pool; dropping it lets queued jobs finish and joins the threads.
 pub(crate) struct WorkerPool {
-    shared: Arc<Shared>,
+    shared: Arc<PoolState>,
     sender: Option<Sender<Job>>,
     /// Wakes the watcher; dropped to stop it.
     wake: Option<Sender<()>>,
     watcher: Option<JoinHandle<()>>,
 }
 
-struct Shared {
+/// What the pool handle, its workers and its watcher share.
+struct PoolState {
     queue: Receiver<Job>,
     core: usize,
     /// One slot per possible worker: when its current job started (nanoseconds since
@@ -68,7 +69,7 @@ impl WorkerPool {
         let core = core.max(1);
         let max = max.max(core);
         let (sender, receiver) = bounded::<Job>(queue.max(1));
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(PoolState {
             queue: receiver,
             core,
             slots: (0..max).map(|_| AtomicU64::new(FREE)).collect(),
@@ -135,7 +136,7 @@ impl WorkerPool {
     }
 }
 
-impl Shared {
+impl PoolState {
     fn lock_workers(&self) -> MutexGuard<'_, Vec<JoinHandle<()>>> {
         self.workers.lock().unwrap_or_else(|p| p.into_inner())
     }

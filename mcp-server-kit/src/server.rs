@@ -1,7 +1,7 @@
 //! The server: a builder that registers what the server offers, and the handle that changes it
 //! at run time and serves sessions for any transport.
 
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
@@ -10,66 +10,13 @@ use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
 
-use crate::cursor::CursorCodec;
 use crate::error::Error;
 use crate::pool::WorkerPool;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
-use crate::state::StateSealer;
+use crate::shared::{Config, Registry, Shared};
 use crate::tool::Tool;
-
-/// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub(crate) page_size: usize,
-    pub(crate) workers: usize,
-    pub(crate) max_workers: usize,
-    pub(crate) queue: usize,
-    pub(crate) client_request_timeout: Duration,
-    pub(crate) cache_ttl: Duration,
-    pub(crate) cache_scope: &'static str,
-    pub(crate) request_state_ttl: Duration,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Config {
-            page_size: 100,
-            // One free worker per core; handlers that block (on I/O, on the client's answer
-            // to sampling or elicitation) make the pool add workers, up to the maximum.
-            workers: cores.clamp(1, 64),
-            max_workers: 64,
-            queue: 256,
-            client_request_timeout: Duration::from_secs(60),
-            cache_ttl: Duration::ZERO,
-            cache_scope: "private",
-            request_state_ttl: Duration::from_secs(600),
-        }
-    }
-}
-
-/// What is registered, in registration order (lists are returned in that fixed order).
-#[derive(Default)]
-pub(crate) struct Registry {
-    // Entries are shared, so a call clones a pointer, not a definition.
-    pub(crate) tools: Vec<Arc<Tool>>,
-    pub(crate) resources: Vec<Arc<Resource>>,
-    pub(crate) templates: Vec<Arc<ResourceTemplate>>,
-    pub(crate) prompts: Vec<Arc<Prompt>>,
-}
-
-/// State shared by every session of one server.
-pub(crate) struct Shared {
-    pub(crate) engine_config: Arc<ServerConfig>,
-    pub(crate) config: Config,
-    registry: RwLock<Registry>,
-    pub(crate) pool: WorkerPool,
-    pub(crate) cursors: CursorCodec,
-    pub(crate) sealer: Option<StateSealer>,
-    sessions: Mutex<Sessions>,
-}
 
 /// The open sessions, for what goes to all of them (list changes, resource updates).
 #[derive(Default)]
@@ -80,6 +27,12 @@ struct Sessions {
 }
 
 impl Sessions {
+    /// The sessions still open, after sweeping out the ended ones.
+    fn live(&mut self) -> Vec<Arc<KitSession>> {
+        self.sweep();
+        self.list.iter().filter_map(Weak::upgrade).collect()
+    }
+
     /// Ended sessions are swept out when the list has doubled since the last sweep, so an
     /// open costs O(1) amortized however many sessions there are (a 2026-07-28 server opens
     /// one per request), and the list stays within twice the open sessions (plus a few).
@@ -93,22 +46,6 @@ impl Sessions {
     fn sweep(&mut self) {
         self.list.retain(|w| w.strong_count() > 0);
         self.swept = self.list.len();
-    }
-}
-
-impl Shared {
-    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
-        self.registry.read().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn sessions(&self) -> MutexGuard<'_, Sessions> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn live_sessions(&self) -> Vec<Arc<KitSession>> {
-        let mut s = self.sessions();
-        s.sweep();
-        s.list.iter().filter_map(Weak::upgrade).collect()
     }
 }
 
@@ -294,15 +231,8 @@ impl ServerBuilder {
         )
         .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
         Ok(Server {
-            shared: Arc::new(Shared {
-                engine_config,
-                config: self.config,
-                registry: RwLock::new(self.registry),
-                pool,
-                cursors: CursorCodec::new(),
-                sealer: StateSealer::new(),
-                sessions: Mutex::default(),
-            }),
+            shared: Arc::new(Shared::new(engine_config, self.config, self.registry, pool)),
+            sessions: Arc::default(),
         })
     }
 }
@@ -352,7 +282,8 @@ fn capabilities(reg: &Registry, logging: bool, completions: bool) -> Value {
 /// Cloning is cheap; clones share everything.
 #[derive(Clone)]
 pub struct Server {
-    pub(crate) shared: Arc<Shared>,
+    shared: Arc<Shared>,
+    sessions: Arc<Mutex<Sessions>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -394,15 +325,11 @@ impl Server {
 
     fn change(&self, kind: ChangedList, f: impl FnOnce(&mut Registry) -> bool) -> bool {
         let changed = {
-            let mut reg = self
-                .shared
-                .registry
-                .write()
-                .unwrap_or_else(|p| p.into_inner());
+            let mut reg = self.shared.registry_mut();
             f(&mut reg)
         };
         if changed {
-            for s in self.shared.live_sessions() {
+            for s in self.live_sessions() {
                 s.list_changed(kind);
             }
         }
@@ -485,21 +412,29 @@ impl Server {
     /// Tells every client subscribed to `uri` that it changed
     /// (`notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {
-        for s in self.shared.live_sessions() {
+        for s in self.live_sessions() {
             s.resource_updated(uri);
         }
     }
 
+    fn sessions(&self) -> MutexGuard<'_, Sessions> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<KitSession>> {
+        self.sessions().live()
+    }
+
     /// How many sessions are open.
     pub fn session_count(&self) -> usize {
-        self.shared.live_sessions().len()
+        self.live_sessions().len()
     }
 }
 
 impl Service for Server {
     fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
         let session = KitSession::new(Arc::clone(&self.shared), info, out);
-        self.shared.sessions().add(Arc::downgrade(&session));
+        self.sessions().add(Arc::downgrade(&session));
         session
     }
 }
@@ -527,7 +462,7 @@ mod tests {
         for _ in 0..10_000 {
             drop(open(1));
         }
-        let len = server.shared.sessions().list.len();
+        let len = server.sessions().list.len();
         assert!(len <= 2 * 16 + 1, "{len} entries for 10 open sessions");
         assert_eq!(server.session_count(), 10);
         drop(kept);

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use crate::context::{Call, Context, Inputs, Link};
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
-use crate::server::Shared;
+use crate::shared::Shared;
 
 type Waiter = SyncSender<Result<Value, Error>>;
 

@@ -1,0 +1,94 @@
+//! The state every session of one server shares: the tunables, what is registered, the worker
+//! pool, the cursor codec and the request-state sealer. It sits below the server handle, the
+//! sessions and dispatch, which all read it; it knows none of them.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
+
+use mcp_core::engine::ServerConfig;
+
+use crate::cursor::CursorCodec;
+use crate::pool::WorkerPool;
+use crate::prompt::Prompt;
+use crate::request_state::StateSealer;
+use crate::resource::{Resource, ResourceTemplate};
+use crate::tool::Tool;
+
+/// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) page_size: usize,
+    pub(crate) workers: usize,
+    pub(crate) max_workers: usize,
+    pub(crate) queue: usize,
+    pub(crate) client_request_timeout: Duration,
+    pub(crate) cache_ttl: Duration,
+    pub(crate) cache_scope: &'static str,
+    pub(crate) request_state_ttl: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Config {
+            page_size: 100,
+            // One free worker per core; handlers that block (on I/O, on the client's answer
+            // to sampling or elicitation) make the pool add workers, up to the maximum.
+            workers: cores.clamp(1, 64),
+            max_workers: 64,
+            queue: 256,
+            client_request_timeout: Duration::from_secs(60),
+            cache_ttl: Duration::ZERO,
+            cache_scope: "private",
+            request_state_ttl: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What is registered, in registration order (lists are returned in that fixed order).
+#[derive(Default)]
+pub(crate) struct Registry {
+    // Entries are shared, so a call clones a pointer, not a definition.
+    pub(crate) tools: Vec<Arc<Tool>>,
+    pub(crate) resources: Vec<Arc<Resource>>,
+    pub(crate) templates: Vec<Arc<ResourceTemplate>>,
+    pub(crate) prompts: Vec<Arc<Prompt>>,
+}
+
+/// State shared by every session of one server.
+pub(crate) struct Shared {
+    pub(crate) engine_config: Arc<ServerConfig>,
+    pub(crate) config: Config,
+    registry: RwLock<Registry>,
+    pub(crate) pool: WorkerPool,
+    pub(crate) cursors: CursorCodec,
+    pub(crate) sealer: Option<StateSealer>,
+}
+
+impl Shared {
+    /// The state of a server just built, with a fresh cursor codec and request-state key.
+    pub(crate) fn new(
+        engine_config: Arc<ServerConfig>,
+        config: Config,
+        registry: Registry,
+        pool: WorkerPool,
+    ) -> Shared {
+        Shared {
+            engine_config,
+            config,
+            registry: RwLock::new(registry),
+            pool,
+            cursors: CursorCodec::new(),
+            sealer: StateSealer::new(),
+        }
+    }
+
+    pub(crate) fn registry(&self) -> RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The registry, for a change made by the [`Server`](crate::Server) handle.
+    pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
