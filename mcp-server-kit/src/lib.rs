@@ -11,6 +11,20 @@
 //! for stdio, `mcp-http-blocking` for Streamable HTTP, both through the
 //! [`Service`](mcp_core::service::Service) seam that [`Server`] implements.
 //!
+//! # A request's path through the kit
+//!
+//! 1. The transport opens a session through [`Server`] (`server`), which builds a `KitSession`
+//!    over the state every session shares (`shared`: registry, config, pool, sealer).
+//! 2. It hands each message to `Session::handle` (`session`), which steps `mcp-core`'s server
+//!    engine; the engine answers `initialize`, `ping` and the like itself, and passes on the rest.
+//! 3. Lists go straight to `dispatch`; calls to a handler first go to a worker of the `pool`.
+//!    `dispatch` finds the tool, prompt, resource or completer and runs it under `catch_unwind`,
+//!    opening and sealing `requestState` with `request_state`.
+//! 4. The handler (`tool`, `resource`, `prompt`) gets a [`Context`] (`context`) for progress,
+//!    logging and calls back to the client, which the session carries out.
+//! 5. The session shapes the result for the request's protocol version and sends it on the
+//!    transport's [`Outbound`](mcp_core::service::Outbound).
+//!
 //! ```
 //! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
 //!
