@@ -70,6 +70,7 @@ pub mod child;
 pub mod connection;
 mod error;
 pub mod framing;
+mod output;
 mod relay;
 pub mod server;
 

@@ -28,7 +28,7 @@ use mcp_core::jsonrpc::Message;
 use mcp_core::service::{Outbound, Session};
 
 use crate::framing::{FrameError, MessageReader};
-use crate::server::{DEFER_FLUSH, SharedOutput};
+use crate::output::{DEFER_FLUSH, SharedOutput};
 
 /// How often the watchdog looks while input flows.
 pub(crate) const TICK: Duration = Duration::from_millis(2);

@@ -14,24 +14,26 @@
 //! The session is told (`SessionInfo::handle_may_block`) that `handle` may block: a watchdog
 //! (`mcp-stdio-watch`) gives the reading to a new thread when a `handle` runs for more than a
 //! couple of milliseconds, so a service can answer quick requests on the reading thread itself
-//! and still never stop reading (see the `relay` module).
+//! and still never stop reading (see the `relay` module). The writer thread and the senders'
+//! direct writes are in the `output` module.
 //!
 //! The calling thread waits for either thread to finish and then runs the shutdown: on input EOF
 //! it closes the session, lets the writer drain whatever the service still sends for a grace
 //! period, joins both threads and returns `Ok(())`.
 
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::io::{self, BufReader, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, bounded, select};
-use mcp_core::jsonrpc::{Message, RequestId};
-use mcp_core::service::{Closed, Outbound, Service, SessionInfo, TransportKind};
+use crossbeam_channel::{Sender, bounded};
+use mcp_core::jsonrpc::Message;
+use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
 
 use crate::error::Error;
-use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader, MessageWriter};
+use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
+use crate::output::{SharedOutput, StdioOutbound, write_loop};
 use crate::relay::{Relay, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
@@ -187,24 +189,12 @@ where
     S: Service,
 {
     let (queue_tx, queue_rx) = bounded::<Message>(config.outbound_capacity);
-    let shared_out = Arc::new(SharedOutput {
-        writer: Mutex::new(MessageWriter::new(BufWriter::with_capacity(
-            64 * 1024,
-            Box::new(output) as Box<dyn Write + Send>,
-        ))),
-        queued: AtomicUsize::new(0),
-        stopped: AtomicBool::new(false),
-        dirty: AtomicBool::new(false),
-        reading: AtomicU64::new(0),
-    });
+    let shared_out = Arc::new(SharedOutput::new(Box::new(output)));
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
     let (done_tx, done_rx) = bounded::<Side>(2);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    let outbound = Arc::new(StdioOutbound {
-        queue: queue_tx,
-        output: Arc::clone(&shared_out),
-    });
+    let outbound = Arc::new(StdioOutbound::new(queue_tx, Arc::clone(&shared_out)));
     let session = service.open(
         SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
         outbound.clone(),
@@ -278,101 +268,6 @@ where
     }
 }
 
-/// The output stream, shared by the writer thread and the senders' fast path.
-pub(crate) struct SharedOutput {
-    writer: Mutex<MessageWriter<BufWriter<Box<dyn Write + Send>>>>,
-    /// Messages handed to the writer thread and not yet written.
-    queued: AtomicUsize,
-    /// Set when the writer thread has ended: no more direct writes.
-    stopped: AtomicBool,
-    /// Written but not flushed yet (a reading thread holds back its flush while more input is
-    /// buffered, and flushes before it waits for input).
-    dirty: AtomicBool,
-    /// Which thread reads: bumped each time the reading is handed to a new thread. A held-back
-    /// flush is only left to the thread that still reads.
-    pub(crate) reading: AtomicU64,
-}
-
-thread_local! {
-    /// Set on a reading thread (to the `reading` generation it holds) while it hands the
-    /// session a message with more input already buffered: a direct write on this thread then
-    /// leaves the flush to its next wait for input, so a burst of pipelined answers costs one
-    /// write system call instead of one each.
-    pub(crate) static DEFER_FLUSH: std::cell::Cell<Option<u64>> =
-        const { std::cell::Cell::new(None) };
-}
-
-impl SharedOutput {
-    /// Flushes what direct writes left unflushed.
-    pub(crate) fn flush_deferred(&self) -> io::Result<()> {
-        if !self.dirty.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        self.dirty.store(false, Ordering::Release);
-        w.flush()
-    }
-}
-
-/// The session's way out.
-///
-/// The common path is the bounded queue to the writer thread. When nothing is queued and no
-/// one is writing, a sender writes its message itself instead: one answer, one request at a
-/// time, then costs no thread hand-off (the writer thread would need a wake-up), while under
-/// load messages still queue and the writer batches them into few syscalls. A message is only
-/// written directly when the queue holds nothing, so one thread's messages keep their order.
-/// When the writer thread ends its receiver is dropped, which wakes any blocked sender with
-/// [`Closed`].
-struct StdioOutbound {
-    queue: Sender<Message>,
-    output: Arc<SharedOutput>,
-}
-
-impl StdioOutbound {
-    fn try_direct(&self, msg: &Message) -> bool {
-        let out = &self.output;
-        if out.stopped.load(Ordering::Acquire) || out.queued.load(Ordering::Acquire) != 0 {
-            return false;
-        }
-        let Ok(mut w) = out.writer.try_lock() else {
-            return false;
-        };
-        // Checked again under the lock: the writer thread writes only while holding it.
-        if out.queued.load(Ordering::Acquire) != 0 || out.stopped.load(Ordering::Acquire) {
-            return false;
-        }
-        // On failure the message goes to the queue, so the writer thread meets the error
-        // itself and shutdown runs as for any output failure.
-        let reading = out.reading.load(Ordering::Acquire);
-        if DEFER_FLUSH.with(std::cell::Cell::get) == Some(reading) {
-            if w.write_message(msg).is_err() {
-                return false;
-            }
-            out.dirty.store(true, Ordering::Release);
-            // Handed over meanwhile: the new reading thread may already wait for input.
-            if out.reading.load(Ordering::Acquire) == reading {
-                return true;
-            }
-            out.dirty.store(false, Ordering::Release);
-            return w.flush().is_ok();
-        }
-        w.write_message(msg).and_then(|()| w.flush()).is_ok()
-    }
-}
-
-impl Outbound for StdioOutbound {
-    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
-        if self.try_direct(&msg) {
-            return Ok(());
-        }
-        self.output.queued.fetch_add(1, Ordering::AcqRel);
-        self.queue.send(msg).map_err(|_| {
-            self.output.queued.fetch_sub(1, Ordering::AcqRel);
-            Closed
-        })
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 enum Side {
     Reader,
@@ -403,59 +298,4 @@ fn join(handle: JoinHandle<io::Result<()>>, thread: &'static str) -> Result<(), 
         Ok(r) => r.map_err(Error::Io),
         Err(_) => Err(Error::ThreadPanicked { thread }),
     }
-}
-
-/// Writes queued messages, flushing only when the queue is empty. After the shutdown signal it
-/// keeps going until the deadline or until every sender is gone.
-fn write_loop(
-    output: &SharedOutput,
-    queue: &Receiver<Message>,
-    shutdown: &Receiver<()>,
-    grace: Duration,
-) -> io::Result<()> {
-    let result = write_queued(output, queue, shutdown, grace);
-    output.stopped.store(true, Ordering::Release);
-    result
-}
-
-fn write_queued(
-    output: &SharedOutput,
-    queue: &Receiver<Message>,
-    shutdown: &Receiver<()>,
-    grace: Duration,
-) -> io::Result<()> {
-    let lock = || output.writer.lock().unwrap_or_else(|p| p.into_inner());
-    let mut deadline: Option<Instant> = None;
-    loop {
-        let first = match deadline {
-            None => select! {
-                recv(queue) -> m => match m {
-                    Ok(m) => m,
-                    Err(_) => break,
-                },
-                recv(shutdown) -> _ => {
-                    deadline = Some(Instant::now() + grace);
-                    continue;
-                }
-            },
-            Some(d) => match queue.recv_deadline(d) {
-                Ok(m) => m,
-                Err(_) => break,
-            },
-        };
-        let mut out = lock();
-        out.write_message(&first)?;
-        output.queued.fetch_sub(1, Ordering::AcqRel);
-        while let Ok(m) = queue.try_recv() {
-            out.write_message(&m)?;
-            output.queued.fetch_sub(1, Ordering::AcqRel);
-        }
-        output.dirty.store(false, Ordering::Release);
-        out.flush()?;
-    }
-    let dropped = queue.len();
-    if dropped > 0 {
-        log::warn!("stdio shutdown grace over; {dropped} queued message(s) not sent");
-    }
-    lock().flush()
 }
