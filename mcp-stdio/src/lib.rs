@@ -19,6 +19,18 @@
 //!
 //! While a server runs, stdout belongs to the protocol: log to stderr, never `println!`.
 //!
+//! # A request's path through the crate
+//!
+//! 1. [`serve_on`] (`server`) opens the service's session and starts the threads.
+//! 2. A reading thread of the `relay` reads a line with [`framing::MessageReader`] and hands the
+//!    message to `Session::handle`; a watchdog passes the reading on to a new thread if that
+//!    blocks.
+//! 3. The session answers through its `Outbound` (`output`): written at once when nothing is
+//!    queued, else queued for the writer thread, both through [`framing::MessageWriter`].
+//!
+//! On the client side, [`ChildBuilder`] (`child`) starts the server and a [`Connection`]
+//! (`connection`) carries the messages, framed the same way.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use mcp_core::jsonrpc::{ErrorObject, Message};
