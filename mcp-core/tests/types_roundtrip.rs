@@ -322,7 +322,7 @@ fn sampling_elicitation_roots() {
 }
 
 #[test]
-fn subscriptions_mrtr_tasks_notifications() {
+fn subscriptions_input_required_tasks_notifications() {
     both::<SubscriptionFilter>(
         json!({"toolsListChanged": true, "promptsListChanged": false, "resourcesListChanged": true,
         "resourceSubscriptions": ["file:///a"]}),

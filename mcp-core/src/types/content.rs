@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::common::{Annotations, Icon, Meta};
-use super::resources::Resource;
+use super::definitions::Resource;
 
 /// Text content.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

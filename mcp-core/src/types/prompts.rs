@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::common::{CacheScope, Cursor, Icon, Meta, ResultType, Role};
 use super::content::ContentBlock;
-use super::mrtr::InputResponses;
+use super::input_required::InputResponses;
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -123,10 +123,10 @@ pub struct GetPromptRequestParams {
     /// Argument values (strings only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
-    /// 2026-07-28 MRTR answers.
+    /// 2026-07-28 input-required retry: answers to the server's input requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
-    /// 2026-07-28 MRTR state.
+    /// 2026-07-28 input-required retry: the opaque state echoed back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// Request metadata.

@@ -1,110 +1,13 @@
-//! Resources: listing, templates, reading, and the legacy subscribe/unsubscribe pair.
+//! Resources: listing, templates, reading, and the legacy subscribe/unsubscribe pair (the
+//! [`Resource`] and [`ResourceTemplate`] definitions are in `definitions`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::common::{Annotations, CacheScope, Cursor, Icon, Meta, ResultType};
+use super::common::{CacheScope, Cursor, Meta, ResultType};
 use super::content::ResourceContents;
-use super::mrtr::InputResponses;
-
-/// A resource the server can read (also the body of a `resource_link` content block).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Resource {
-    /// The URI.
-    pub uri: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// MIME type.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Client hints.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Size in bytes, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size: Option<u64>,
-    /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata (2025-06-18+).
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Unknown fields, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl Resource {
-    /// A resource with a URI and a name.
-    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
-        Resource {
-            uri: uri.into(),
-            name: name.into(),
-            ..Default::default()
-        }
-    }
-
-    /// Sets the MIME type.
-    pub fn with_mime_type(mut self, mime: impl Into<String>) -> Self {
-        self.mime_type = Some(mime.into());
-        self
-    }
-
-    /// Sets the description.
-    pub fn with_description(mut self, d: impl Into<String>) -> Self {
-        self.description = Some(d.into());
-        self
-    }
-}
-
-/// A family of resources described by an RFC 6570 URI template.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceTemplate {
-    /// The URI template.
-    pub uri_template: String,
-    /// Programmatic name.
-    pub name: String,
-    /// Display name (2025-06-18+).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Description.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// MIME type of every matching resource, if they share one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Client hints.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Annotations>,
-    /// Icons (2025-11-25+).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
-    /// Metadata (2025-06-18+).
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Unknown fields, kept.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl ResourceTemplate {
-    /// A template with a URI template and a name.
-    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
-        ResourceTemplate {
-            uri_template: uri_template.into(),
-            name: name.into(),
-            ..Default::default()
-        }
-    }
-}
+use super::definitions::{Resource, ResourceTemplate};
+use super::input_required::InputResponses;
 
 /// Result of `resources/list`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -164,10 +67,10 @@ pub struct ListResourceTemplatesResult {
 pub struct ReadResourceRequestParams {
     /// The URI to read.
     pub uri: String,
-    /// 2026-07-28 MRTR: answers to the server's input requests.
+    /// 2026-07-28 input-required retry: answers to the server's input requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
-    /// 2026-07-28 MRTR: the opaque state echoed back.
+    /// 2026-07-28 input-required retry: the opaque state echoed back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// Request metadata.

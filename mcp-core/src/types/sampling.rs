@@ -6,8 +6,8 @@ use serde_json::{Map, Number, Value};
 
 use super::common::{Meta, ResultType, Role};
 use super::content::SamplingContent;
+use super::definitions::Tool;
 use super::tasks::TaskMetadata;
-use super::tools::Tool;
 
 /// A message to or from the LLM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::common::{Meta, ResultType};
-use super::mrtr::{InputRequests, InputResponses};
+use super::input_required::{InputRequests, InputResponses};
 pub use super::tasks::TaskStatus;
 
 /// The extension identifier, as a key of `capabilities.extensions`.

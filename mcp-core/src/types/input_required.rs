@@ -117,7 +117,7 @@ impl InputRequiredResult {
     }
 }
 
-/// Params of the MRTR retry as its own definition (`InputResponseRequestParams`): the
+/// Params of the input-required retry as its own definition (`InputResponseRequestParams`): the
 /// fields every retry adds to the original params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
