@@ -17,11 +17,11 @@ use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Res
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
+use super::gates::{self, RequestShape};
 use super::meta::{
     self, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LoggingLevel,
     PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, has_capability,
 };
-use super::methods::{self, RequestShape};
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
 use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
 use super::{Answer, Outcome, Refused};
@@ -305,7 +305,7 @@ impl ClientEngine {
         }
         match &self.mode {
             Mode::Ready(s) => {
-                if !methods::exists_in(method, s.era) {
+                if !gates::exists_in(method, s.era) {
                     return Err(Refused::WrongEra {
                         method: method.to_owned(),
                         era: s.era,
@@ -313,7 +313,7 @@ impl ClientEngine {
                 }
                 if let (Some(caps), Some(path)) = (
                     &s.server_capabilities,
-                    methods::required_server_capability(method),
+                    gates::required_server_capability(method),
                 ) {
                     if !has_capability(caps, path) {
                         return Err(Refused::MissingCapability {
@@ -476,7 +476,7 @@ impl ClientEngine {
             );
         }
         let shape = RequestShape::of_raw(req.params.as_deref());
-        if methods::check_client_capability(&req.method, &self.config.capabilities, version, shape)
+        if gates::check_client_capability(&req.method, &self.config.capabilities, version, shape)
             .is_err()
         {
             return reply(ErrorObject::method_not_found(&req.method));

@@ -40,8 +40,8 @@ use crate::version::{Era, ProtocolVersion};
 
 mod client;
 mod client_step;
+mod gates;
 mod meta;
-mod methods;
 mod pending;
 mod progress;
 mod server;

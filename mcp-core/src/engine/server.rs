@@ -19,11 +19,11 @@ use serde_json::{Value, json};
 use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
+use super::gates;
 use super::meta::{
     self, CLIENT_CAPABILITIES_KEY, LoggingLevel, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY,
     has_capability,
 };
-use super::methods;
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
 use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
 use super::server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
@@ -220,10 +220,10 @@ impl ServerEngine {
             }
             Mode::Modern => return reply(missing_envelope()),
         };
-        if !methods::exists_in(&req.method, Era::Legacy) {
+        if !gates::exists_in(&req.method, Era::Legacy) {
             return reply(ErrorObject::method_not_found(&req.method));
         }
-        if let Some(path) = methods::required_server_capability(&req.method) {
+        if let Some(path) = gates::required_server_capability(&req.method) {
             if !has_capability(&self.config.capabilities, path) {
                 return reply(ErrorObject::method_not_found(&req.method));
             }
@@ -267,7 +267,7 @@ impl ServerEngine {
             Ok(v) => v,
             Err(supported) => return reply(meta::unsupported_version_error(requested, &supported)),
         };
-        if req.method != "server/discover" && !methods::exists_in(&req.method, Era::Modern) {
+        if req.method != "server/discover" && !gates::exists_in(&req.method, Era::Modern) {
             return reply(ErrorObject::method_not_found(&req.method));
         }
         // Strict on purpose: the revision makes the field required and forbids inferring it
@@ -293,7 +293,7 @@ impl ServerEngine {
                 None => return reply(ErrorObject::invalid_params(format!("bad log level {v}"))),
             },
         };
-        if let Some(path) = methods::required_server_capability(&req.method) {
+        if let Some(path) = gates::required_server_capability(&req.method) {
             if !has_capability(&self.config.capabilities, path) {
                 return reply(ErrorObject::method_not_found(&req.method));
             }
@@ -541,11 +541,11 @@ impl ServerEngine {
                 "the client has not sent notifications/initialized",
             ));
         }
-        methods::check_client_capability(
+        gates::check_client_capability(
             method,
             &session.client_capabilities,
             session.version,
-            methods::RequestShape::of_params(&params),
+            gates::RequestShape::of_params(&params),
         )?;
         let id = self.outgoing.allocate_id();
         let token = if timeout.reset_on_progress {
