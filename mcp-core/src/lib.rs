@@ -6,6 +6,21 @@
 //! data). It never starts a thread, opens a socket or reads a clock: transports and servers are
 //! built on top (`mcp-stdio`, `mcp-http-blocking`, `mcp-server-kit`).
 //!
+//! # A request's path through the crate
+//!
+//! 1. A transport decodes the bytes into a [`Message`] (`jsonrpc`) and hands it to the
+//!    [`Session`](service::Session) it opened through the `service` seam.
+//! 2. The session steps the server engine ([`engine::ServerEngine::handle`]), which settles the
+//!    era and version (`version`), reads the `_meta` envelope, checks the method and capability
+//!    gates and records the request as pending; it answers the lifecycle itself and hands the
+//!    rest back as [`engine::ServerStep::Dispatch`].
+//! 3. The session reads the params as typed messages (`types`), works out the result, fits it to
+//!    the peer's revision ([`types::shape`]) and answers through the engine
+//!    ([`engine::ServerEngine::respond`], which drops the answer to a cancelled request); the
+//!    message goes out, encoded by `jsonrpc`, through the [`Outbound`](service::Outbound).
+//!
+//! A client runs the same path the other way round through [`engine::ClientEngine`].
+//!
 //! ```
 //! use mcp_core::jsonrpc::{decode, Message};
 //!
