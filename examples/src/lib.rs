@@ -10,6 +10,7 @@ use mcp_server_kit::Server;
 
 #[cfg(feature = "full")]
 pub mod conformance_auth;
+pub mod server_proc;
 #[cfg(all(unix, feature = "full"))]
 mod signal;
 

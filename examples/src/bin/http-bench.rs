@@ -30,11 +30,10 @@
 //!
 //! Build with `cargo build --release -p mcp-examples` and run `target/release/http-bench`.
 
+use mcp_examples::server_proc::ServerProc;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -189,8 +188,8 @@ fn run() -> Result<(), String> {
     let Some(o) = options()? else {
         return Ok(());
     };
-    let floor = ServerProc::start(&o.floor)?;
-    let echo = ServerProc::start(&o.server)?;
+    let floor = ServerProc::start(&o.floor, IO_TIMEOUT)?;
+    let echo = ServerProc::start(&o.server, IO_TIMEOUT)?;
     let modes = o.modes.clone();
     let mut rows: Vec<(Mode, usize, Stats)> = Vec::new();
     for &clients in &o.clients {
@@ -233,71 +232,6 @@ fn run() -> Result<(), String> {
 // ---- the server processes
 
 /// A server process started by the bench; killed when dropped.
-struct ServerProc {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl ServerProc {
-    /// Starts `path --http 127.0.0.1:0` and waits for its `listening on` line.
-    fn start(path: &Path) -> Result<ServerProc, String> {
-        let mut child = Command::new(path)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", path.display()))?;
-        let Some(stderr) = child.stderr.take() else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err("no stderr pipe".into());
-        };
-        let (tx, rx) = sync_channel::<SocketAddr>(1);
-        // Reads the address, then keeps draining stderr so the server never blocks on it.
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
-                if let Some(sender) = tx.as_ref() {
-                    let addr = line
-                        .split_once("listening on http://")
-                        .and_then(|(_, rest)| rest.split('/').next())
-                        .and_then(|a| a.parse::<SocketAddr>().ok());
-                    if let Some(addr) = addr {
-                        let _ = sender.send(addr);
-                        tx = None;
-                    }
-                } else if line.contains("ERROR") || line.contains("WARN") {
-                    eprintln!("server: {line}");
-                }
-            }
-        });
-        match rx.recv_timeout(IO_TIMEOUT) {
-            Ok(addr) => Ok(ServerProc { child, addr }),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                Err(format!(
-                    "{} printed no 'listening on http://ADDR/mcp' line within {IO_TIMEOUT:?}",
-                    path.display()
-                ))
-            }
-        }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Threads and VmRSS (kB) of a process, from `/proc/PID/status`.
 fn proc_status(pid: u32) -> Option<(u64, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -749,7 +683,7 @@ fn print_throughput(rows: &[(Mode, usize, Stats)], rounds: usize) {
 /// Opens `n` legacy sessions on a fresh server, each holding a GET SSE stream, and reports the
 /// server's threads and memory, and whether `tools/call` still works meanwhile.
 fn streams(server: &Path, n: usize) -> Result<(), String> {
-    let echo = ServerProc::start(server)?;
+    let echo = ServerProc::start(server, IO_TIMEOUT)?;
     let pid = echo.pid();
     let idle = proc_status(pid).ok_or("cannot read /proc/PID/status of the server")?;
     let started = Instant::now();

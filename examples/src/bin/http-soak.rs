@@ -13,15 +13,14 @@
 //! change of VmRSS from the 30 s mark to the end, and the threads and descriptors once the load
 //! has stopped and the clients' connections are gone. Used by `scripts/soak.sh`.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_client::{CallOptions, Client, Revision};
 use mcp_core::types::{CreateMessageResult, ElicitRequestParams, ElicitResult};
+use mcp_examples::server_proc::ServerProc;
 use serde_json::{Map, json};
 
 /// Growth of VmRSS from the 30 s mark to the end above which the soak fails.
@@ -62,48 +61,6 @@ fn opts() -> Result<Opts, String> {
         }
     }
     Ok(o)
-}
-
-/// `everything --http 127.0.0.1:0`, stopped when dropped.
-struct ServerProc(Child, String);
-
-impl ServerProc {
-    fn start(path: &Path) -> Result<ServerProc, String> {
-        let mut child = Command::new(path)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", path.display()))?;
-        let stderr = child.stderr.take().ok_or("no stderr pipe")?;
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        std::thread::spawn(move || {
-            let mut tx = Some(tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { return };
-                if let Some(url) = line
-                    .split_once("listening on ")
-                    .map(|x| x.1.trim().to_owned())
-                {
-                    if let Some(tx) = tx.take() {
-                        let _ = tx.send(url);
-                    }
-                }
-            }
-        });
-        let url = rx
-            .recv_timeout(Duration::from_secs(20))
-            .map_err(|_| "the server printed no address".to_owned())?;
-        Ok(ServerProc(child, url))
-    }
-}
-
-impl Drop for ServerProc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// VmRSS (KiB), threads and open descriptors of a process.
@@ -218,9 +175,9 @@ fn main() {
 
 fn real_main() -> Result<(), String> {
     let o = opts()?;
-    let server = ServerProc::start(&o.server)?;
-    let pid = server.0.id();
-    let url = server.1.clone();
+    let server = ServerProc::start(&o.server, Duration::from_secs(20))?;
+    let pid = server.pid();
+    let url = server.url();
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let failed = Arc::new(AtomicU64::new(0));
