@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::client::{Client, ServerSummary};
 use crate::era_cache::EraCache;
-use crate::error::Error;
+use crate::error::{Closed, Error};
 use crate::handlers::Handlers;
 use crate::shared::{NotificationCallback, Shared, spawn_reader};
 use crate::transport::{Incoming, StdioTransport, Transport};
@@ -254,11 +254,9 @@ impl ClientBuilder {
                     c.remove(&key);
                 }
                 let e = match e {
-                    Error::Closed(_) => Error::Closed(
-                        transport
-                            .end_reason()
-                            .unwrap_or_else(|| "the server closed the connection".into()),
-                    ),
+                    Error::Closed(_) => {
+                        Error::Closed(transport.end_reason().unwrap_or(Closed::Ended))
+                    }
                     e => e,
                 };
                 drop(out);
@@ -288,7 +286,9 @@ impl ClientBuilder {
         let reader = match spawn_reader(Arc::clone(&shared), parts) {
             Ok(r) => r,
             Err(e) => {
-                shared.shut("the client could not start its threads".into());
+                shared.shut(Closed::Broken(
+                    "the client could not start its threads".into(),
+                ));
                 if let Some(mut c) = shared.control.lock().ok().and_then(|mut c| c.take()) {
                     let _ = c.close();
                 }
@@ -377,7 +377,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     fn send(&self, msg: Message) -> Result<(), Error> {
         self.out
             .send_timeout(msg, self.send_timeout)
-            .map_err(|_| Error::Closed("the server does not read its input".into()))
+            .map_err(|_| Error::Closed(Closed::NotReading))
     }
 
     /// Sends the handshake request and reads until it is answered, answering whatever the
@@ -409,19 +409,21 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                     }));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
-                    return Err(HandshakeFailure::Other(Error::Closed(String::new())));
+                    return Err(HandshakeFailure::Other(Error::Closed(Closed::Ended)));
                 }
             };
             let msg = match item {
                 Incoming::Message(m) => m,
-                Incoming::Broken(why) => return Err(HandshakeFailure::Other(Error::Closed(why))),
+                Incoming::Broken(why) => {
+                    return Err(HandshakeFailure::Other(Error::Closed(Closed::Broken(why))));
+                }
                 Incoming::Malformed { reason, .. } => {
                     log::warn!(target: "mcp_client", "during the handshake: {reason}");
                     continue;
                 }
                 // The server was not reached: no other era would fare better.
                 Incoming::Failed { reason, .. } => {
-                    return Err(HandshakeFailure::Other(Error::Transport(reason)));
+                    return Err(HandshakeFailure::Other(Error::Transport(reason.into())));
                 }
             };
             match self.engine.handle(msg, Instant::now()) {

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::builder::ClientBuilder;
 use crate::call::CallOptions;
-use crate::error::Error;
+use crate::error::{Closed, Error, Unexpected};
 use crate::listen::Subscription;
 use crate::pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 use crate::shared::Shared;
@@ -73,7 +73,10 @@ fn object(params: Value) -> Result<Value, Error> {
 }
 
 fn decode<R: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<R, Error> {
-    serde_json::from_str(raw.get()).map_err(|e| Error::Decode(format!("{method} result: {e}")))
+    serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+        what: format!("{method} result"),
+        source,
+    })
 }
 
 impl Client {
@@ -189,30 +192,38 @@ impl Client {
                 Outcome::Complete(r) => return Ok(r),
                 Outcome::Error(e) => return Err(Error::Rpc(e)),
                 Outcome::Other { result_type, .. } => {
-                    return Err(Error::Decode(format!(
-                        "{method} returned a result of type {result_type:?}, which this client does not handle"
-                    )));
+                    return Err(Unexpected::ResultType {
+                        method: method.to_owned(),
+                        result_type,
+                    }
+                    .into());
                 }
                 Outcome::InputRequired(r) => r,
             };
             if self.summary.era != Era::Modern {
-                return Err(Error::Decode(format!(
-                    "{method} returned input_required on a legacy connection"
-                )));
+                return Err(Unexpected::InputOnLegacy {
+                    method: method.to_owned(),
+                }
+                .into());
             }
             let asked: InputRequiredResult = decode(method, &raw)?;
             if asked.input_requests.is_none() && asked.request_state.is_none() {
-                return Err(Error::Decode(format!(
-                    "{method}: input_required with neither inputRequests nor requestState"
-                )));
+                return Err(Unexpected::EmptyInputRequired {
+                    method: method.to_owned(),
+                }
+                .into());
             }
             round_params = params.clone();
             if let Some(requests) = asked.input_requests {
                 let mut answers = Map::new();
                 for (key, req) in requests {
+                    let method = req.method();
                     let answer = self.shared.handlers.answer_input(&key, req)?;
-                    let answer = serde_json::to_value(answer)
-                        .map_err(|e| Error::Input(format!("answer {key:?}: {e}")))?;
+                    let answer = serde_json::to_value(answer).map_err(|e| Error::Input {
+                        method: method.to_owned(),
+                        key: key.clone(),
+                        source: Box::new(e),
+                    })?;
                     answers.insert(key, answer);
                 }
                 round_params["inputResponses"] = Value::Object(answers);
@@ -513,7 +524,7 @@ impl Client {
         let Some(reader) = self.reader.take() else {
             return Ok(None);
         };
-        self.shared.shut("the client was closed".to_owned());
+        self.shared.shut(Closed::ByClient);
         // The reader keeps draining the server's output while it shuts down, so a server
         // blocked writing to us can still see its stdin close and exit.
         let control = self

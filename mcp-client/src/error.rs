@@ -1,7 +1,10 @@
-//! The crate's one error type.
+//! The crate's one error type, and the small enums that say why a connection closed or a
+//! server's answer made no sense.
 
 use std::fmt;
 use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
 
 use mcp_core::engine::{HandshakeError, Refused};
 use mcp_core::jsonrpc::ErrorObject;
@@ -12,6 +15,7 @@ use mcp_core::jsonrpc::ErrorObject;
 /// gone for good (reconnect), [`Error::Timeout`] and [`Error::Cancelled`] end one call only,
 /// [`Error::Rpc`] is the server's own answer, [`Error::Refused`] was decided locally without
 /// sending anything (the protocol forbids the request).
+/// [`std::error::Error::source`] gives the underlying error where there is one.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -19,8 +23,8 @@ pub enum Error {
     /// be started).
     Io(io::Error),
     /// The connection is closed: the server exited, closed its output, or the client was
-    /// closed. The text says which (with the exit status when known).
-    Closed(String),
+    /// closed.
+    Closed(Closed),
     /// No answer within the request's timeout; `notifications/cancelled` was sent.
     Timeout {
         /// The method that timed out.
@@ -36,19 +40,146 @@ pub enum Error {
     /// The server answered with a JSON-RPC error.
     Rpc(ErrorObject),
     /// The handshake (`server/discover` or `initialize`) failed.
-    Handshake(String),
+    Handshake(HandshakeError),
     /// The request was not sent: the protocol forbids it on this connection (wrong era,
     /// capability the server did not declare, handshake not done, params not an object).
     Refused(Refused),
-    /// A result from the server did not have the expected shape.
-    Decode(String),
+    /// A result or notification from the server is not valid JSON for its type.
+    Decode {
+        /// What was being decoded (`"tools/call result"`, a notification's method).
+        what: String,
+        /// The decoder's error.
+        source: serde_json::Error,
+    },
+    /// The server's answer decoded but makes no sense in the protocol.
+    Unexpected(Unexpected),
     /// The server asked for input (2026-07-28 `input_required`) that this client cannot give:
     /// no handler for it, or the handler failed.
-    Input(String),
+    Input {
+        /// The input request's method (`sampling/createMessage`, ...).
+        method: String,
+        /// Its key in the `inputRequests` map.
+        key: String,
+        /// Why there is no answer: the handler's [`ErrorObject`], or the answer's encoding
+        /// error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The server kept asking for more input beyond the client's limit of rounds.
     TooManyInputRounds(usize),
-    /// The transport (stdio child process, HTTP) failed.
-    Transport(String),
+    /// The server did not take a message within the client's send timeout (it stopped
+    /// reading).
+    SendTimeout(Duration),
+    /// The transport (stdio child process, HTTP) failed: its own error
+    /// ([`mcp_stdio::Error`], `mcp_http_blocking::Error`, or the failure a transport reported
+    /// for one request).
+    Transport(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Why the connection is closed ([`Error::Closed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Closed {
+    /// The server process exited.
+    Exited {
+        /// The program.
+        program: String,
+        /// Its exit status.
+        status: ExitStatus,
+    },
+    /// The server process closed its output (and had not exited a moment later).
+    OutputClosed {
+        /// The program.
+        program: String,
+    },
+    /// The transport ended with nothing to add (the server closed the connection).
+    Ended,
+    /// The listen stream's channel ended with the connection.
+    StreamEnded,
+    /// The client was closed ([`Client::close`](crate::Client::close)).
+    ByClient,
+    /// The server does not read its input (a send found it closed or full).
+    NotReading,
+    /// The transport broke, in its own words (a read failed, an HTTP session was forgotten).
+    Broken(String),
+    /// The client's reader thread panicked.
+    ReaderPanicked,
+}
+
+impl fmt::Display for Closed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Closed::Exited { program, status } => {
+                write!(f, "the server process {program:?} exited ({status})")
+            }
+            Closed::OutputClosed { program } => {
+                write!(f, "the server process {program:?} closed its output")
+            }
+            Closed::Ended => f.write_str("the server closed the connection"),
+            Closed::StreamEnded => f.write_str("the listen stream ended"),
+            Closed::ByClient => f.write_str("the client was closed"),
+            Closed::NotReading => f.write_str("the server does not read its input"),
+            Closed::Broken(why) => f.write_str(why),
+            Closed::ReaderPanicked => f.write_str("the client's reader thread panicked"),
+        }
+    }
+}
+
+/// A server answer that decoded but breaks the protocol ([`Error::Unexpected`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Unexpected {
+    /// A result of a `resultType` this client does not handle.
+    ResultType {
+        /// The request's method.
+        method: String,
+        /// The `resultType` the server sent.
+        result_type: String,
+    },
+    /// `input_required` on a legacy connection, where it does not exist.
+    InputOnLegacy {
+        /// The request's method.
+        method: String,
+    },
+    /// `input_required` with neither `inputRequests` nor `requestState`.
+    EmptyInputRequired {
+        /// The request's method.
+        method: String,
+    },
+    /// A list request returned the same cursor twice (the iterator would never end).
+    RepeatedCursor {
+        /// The list method.
+        method: &'static str,
+        /// The cursor.
+        cursor: String,
+    },
+    /// The transport delivered something for this call that was not a message
+    /// ([`Incoming::Malformed`](crate::Incoming::Malformed)), in its words.
+    Malformed(String),
+}
+
+impl fmt::Display for Unexpected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unexpected::ResultType {
+                method,
+                result_type,
+            } => write!(
+                f,
+                "{method} returned a result of type {result_type:?}, which this client does not handle"
+            ),
+            Unexpected::InputOnLegacy { method } => {
+                write!(f, "{method} returned input_required on a legacy connection")
+            }
+            Unexpected::EmptyInputRequired { method } => write!(
+                f,
+                "{method}: input_required with neither inputRequests nor requestState"
+            ),
+            Unexpected::RepeatedCursor { method, cursor } => {
+                write!(f, "{method} returned the cursor {cursor:?} twice")
+            }
+            Unexpected::Malformed(why) => f.write_str(why),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -63,15 +194,29 @@ impl fmt::Display for Error {
             }
             Error::EndedByServer { reason: None } => f.write_str("the server ended the request"),
             Error::Rpc(e) => write!(f, "the server answered with an error: {e}"),
-            Error::Handshake(why) => write!(f, "MCP handshake failed: {why}"),
+            Error::Handshake(e) => write!(f, "MCP handshake failed: {e}"),
             Error::Refused(r) => write!(f, "request not sent: {r}"),
-            Error::Decode(why) => write!(f, "unexpected result from the server: {why}"),
-            Error::Input(why) => write!(f, "cannot give the input the server asked for: {why}"),
+            Error::Decode { what, source } => {
+                write!(f, "unexpected result from the server: {what}: {source}")
+            }
+            Error::Unexpected(why) => write!(f, "unexpected result from the server: {why}"),
+            Error::Input {
+                method,
+                key,
+                source,
+            } => write!(
+                f,
+                "cannot give the input the server asked for: {method} ({key:?}): {source}"
+            ),
             Error::TooManyInputRounds(n) => write!(
                 f,
                 "the server still asked for input after {n} rounds; giving up"
             ),
-            Error::Transport(why) => write!(f, "transport error: {why}"),
+            Error::SendTimeout(waited) => write!(
+                f,
+                "transport error: the server did not take a message within {waited:?}"
+            ),
+            Error::Transport(e) => write!(f, "transport error: {e}"),
         }
     }
 }
@@ -82,6 +227,10 @@ impl std::error::Error for Error {
             Error::Io(e) => Some(e),
             Error::Rpc(e) => Some(e),
             Error::Refused(e) => Some(e),
+            Error::Handshake(e) => Some(e),
+            Error::Decode { source, .. } => Some(source),
+            Error::Input { source, .. } => Some(source.as_ref()),
+            Error::Transport(e) => Some(e.as_ref()),
             _ => None,
         }
     }
@@ -101,7 +250,19 @@ impl From<Refused> for Error {
 
 impl From<HandshakeError> for Error {
     fn from(e: HandshakeError) -> Self {
-        Error::Handshake(e.to_string())
+        Error::Handshake(e)
+    }
+}
+
+impl From<Closed> for Error {
+    fn from(why: Closed) -> Self {
+        Error::Closed(why)
+    }
+}
+
+impl From<Unexpected> for Error {
+    fn from(why: Unexpected) -> Self {
+        Error::Unexpected(why)
     }
 }
 
@@ -109,8 +270,8 @@ impl From<mcp_stdio::Error> for Error {
     fn from(e: mcp_stdio::Error) -> Self {
         match e {
             mcp_stdio::Error::Io(e) => Error::Io(e),
-            mcp_stdio::Error::Closed => Error::Closed("the server's input is closed".to_owned()),
-            other => Error::Transport(other.to_string()),
+            mcp_stdio::Error::Closed => Error::Closed(Closed::NotReading),
+            other => Error::Transport(Box::new(other)),
         }
     }
 }

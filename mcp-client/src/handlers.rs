@@ -127,7 +127,11 @@ impl Handlers {
     /// One entry of a 2026-07-28 `inputRequests` map.
     pub fn answer_input(&self, key: &str, req: InputRequest) -> Result<InputResponse, Error> {
         let method = req.method();
-        let failed = |e: ErrorObject| Error::Input(format!("{method} ({key:?}): {e}"));
+        let failed = |e: ErrorObject| Error::Input {
+            method: method.to_owned(),
+            key: key.to_owned(),
+            source: Box::new(e),
+        };
         Ok(match req {
             InputRequest::CreateMessage(p) => {
                 InputResponse::CreateMessage(self.sample(p).map_err(failed)?)

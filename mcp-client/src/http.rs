@@ -13,7 +13,7 @@ pub use mcp_http_blocking::client::{
 
 use crate::builder::ClientBuilder;
 use crate::client::Client;
-use crate::error::Error;
+use crate::error::{Closed, Error};
 use crate::transport::{Incoming, Transport};
 
 impl From<ClientEvent> for Incoming {
@@ -42,7 +42,7 @@ impl HttpTransport {
     pub fn connect(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
         let inner = HttpClient::connect(url, config).map_err(|e| match e {
             mcp_http_blocking::Error::Io(e) | mcp_http_blocking::Error::Bind(e) => Error::Io(e),
-            other => Error::Transport(other.to_string()),
+            other => Error::Transport(Box::new(other)),
         })?;
         Ok(HttpTransport {
             url: url.to_owned(),
@@ -77,8 +77,8 @@ impl Transport for HttpTransport {
         self.inner.set_protocol(era, version);
     }
 
-    fn end_reason(&mut self) -> Option<String> {
-        self.inner.end_reason()
+    fn end_reason(&mut self) -> Option<Closed> {
+        self.inner.end_reason().map(Closed::Broken)
     }
 
     fn server_key(&self) -> Option<String> {

@@ -60,7 +60,7 @@ pub use builder::{ClientBuilder, Revision};
 pub use call::{CallOptions, CancelHandle};
 pub use client::{Client, MAX_INPUT_ROUNDS};
 pub use era_cache::EraCache;
-pub use error::Error;
+pub use error::{Closed, Error, Unexpected};
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]
 pub use http::{

@@ -11,7 +11,7 @@ use mcp_core::jsonrpc::{Notification, RequestId};
 use mcp_core::types::{SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams};
 use serde_json::Value;
 
-use crate::error::Error;
+use crate::error::{Closed, Error};
 use crate::shared::{ListenEvent, Shared};
 
 /// The engine's timeout for a listen request: it has no answer while open, so no deadline
@@ -61,9 +61,11 @@ impl Subscription {
         loop {
             match sub.events.recv_deadline(deadline) {
                 Ok(ListenEvent::Notification(n)) if n.method == ACKNOWLEDGED => {
-                    let p: SubscriptionsAcknowledgedNotificationParams = n
-                        .params()
-                        .map_err(|e| Error::Decode(format!("{ACKNOWLEDGED}: {e}")))?;
+                    let p: SubscriptionsAcknowledgedNotificationParams =
+                        n.params().map_err(|source| Error::Decode {
+                            what: ACKNOWLEDGED.to_owned(),
+                            source,
+                        })?;
                     sub.acknowledged = p.notifications;
                     return Ok(sub);
                 }
@@ -81,7 +83,7 @@ impl Subscription {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     sub.closed = true;
-                    return Err(Error::Closed("the connection ended".into()));
+                    return Err(Error::Closed(Closed::Ended));
                 }
             }
         }
@@ -117,7 +119,7 @@ impl Subscription {
             Err(RecvTimeoutError::Timeout) => Ok(None),
             Err(RecvTimeoutError::Disconnected) => {
                 self.closed = true;
-                let e = Error::Closed("the listen stream ended".into());
+                let e = Error::Closed(Closed::StreamEnded);
                 self.ended = Some(clone_end(&e));
                 Err(e)
             }
@@ -150,9 +152,10 @@ fn clone_end(e: &Error) -> Error {
             reason: reason.clone(),
         },
         Error::Closed(why) => Error::Closed(why.clone()),
+        Error::Rpc(e) => Error::Rpc(e.clone()),
         Error::Timeout { method } => Error::Timeout {
             method: method.clone(),
         },
-        other => Error::Closed(other.to_string()),
+        other => Error::Closed(Closed::Broken(other.to_string())),
     }
 }

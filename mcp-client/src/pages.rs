@@ -11,7 +11,7 @@ use mcp_core::types::{
 use serde::de::DeserializeOwned;
 
 use crate::client::Client;
-use crate::error::Error;
+use crate::error::{Error, Unexpected};
 
 /// One of the paginated lists: its method, page type and item type.
 pub trait PageKind {
@@ -128,10 +128,10 @@ impl<K: PageKind> Iterator for Pages<'_, K> {
                 if self.seen.insert(n.clone()) {
                     self.next = Some(Some(n));
                 } else {
-                    self.failed = Some(Error::Decode(format!(
-                        "{} returned the cursor {n:?} twice",
-                        K::METHOD
-                    )));
+                    self.failed = Some(Error::Unexpected(Unexpected::RepeatedCursor {
+                        method: K::METHOD,
+                        cursor: n,
+                    }));
                 }
             }
         }

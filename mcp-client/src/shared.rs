@@ -21,7 +21,7 @@ use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use serde_json::Value;
 
 use crate::call::CancelHandle;
-use crate::error::Error;
+use crate::error::{Closed, Error, Unexpected};
 use crate::handlers::Handlers;
 use crate::transport::{Incoming, Transport};
 
@@ -57,20 +57,20 @@ pub(crate) struct State {
     out: Option<Sender<Message>>,
     pending: HashMap<RequestId, Waiter>,
     listeners: HashMap<RequestId, Sender<ListenEvent>>,
-    closed: Option<String>,
+    closed: Option<Closed>,
 }
 
 /// The transport's close and end-reason, without its type.
 pub(crate) trait Control: Send {
     fn close(&mut self) -> Result<Option<std::process::ExitStatus>, Error>;
-    fn end_reason(&mut self) -> Option<String>;
+    fn end_reason(&mut self) -> Option<Closed>;
 }
 
 impl<T: Transport> Control for T {
     fn close(&mut self) -> Result<Option<std::process::ExitStatus>, Error> {
         Transport::close(self)
     }
-    fn end_reason(&mut self) -> Option<String> {
+    fn end_reason(&mut self) -> Option<Closed> {
         Transport::end_reason(self)
     }
 }
@@ -139,7 +139,7 @@ impl Shared {
 
     fn closed_error(&self) -> Error {
         let why = self.state().closed.clone();
-        Error::Closed(why.unwrap_or_else(|| "the connection ended".to_owned()))
+        Error::Closed(why.unwrap_or(Closed::Ended))
     }
 
     /// Sends one message, giving up after the send timeout (a server that stopped reading).
@@ -149,10 +149,7 @@ impl Shared {
         };
         match out.send_timeout(msg, self.send_timeout) {
             Ok(()) => Ok(()),
-            Err(SendTimeoutError::Timeout(_)) => Err(Error::Transport(format!(
-                "the server did not take a message within {:?}",
-                self.send_timeout
-            ))),
+            Err(SendTimeoutError::Timeout(_)) => Err(Error::SendTimeout(self.send_timeout)),
             Err(SendTimeoutError::Disconnected(_)) => Err(self.closed_error()),
         }
     }
@@ -306,7 +303,7 @@ impl Shared {
     }
 
     /// Marks the connection closed and fails everything waiting on it. The first reason wins.
-    pub fn shut(&self, reason: String) {
+    pub fn shut(&self, reason: Closed) {
         let (pending, listeners, reason) = {
             let mut st = self.state();
             let reason = st.closed.get_or_insert(reason).clone();
@@ -354,10 +351,10 @@ pub(crate) fn spawn_reader<I: Into<Incoming> + Send + 'static>(
             let reason = match reason {
                 Some(r) => r,
                 // Closed by the client meanwhile: its reason stands.
-                None if shared.is_closed() => String::new(),
+                None if shared.is_closed() => Closed::ByClient,
                 None => {
                     let told = lock(&shared.control).as_mut().and_then(|c| c.end_reason());
-                    told.unwrap_or_else(|| "the server closed the connection".to_owned())
+                    told.unwrap_or(Closed::Ended)
                 }
             };
             shared.shut(reason);
@@ -372,8 +369,7 @@ struct ShutOnPanic(Arc<Shared>);
 impl Drop for ShutOnPanic {
     fn drop(&mut self) {
         if thread::panicking() {
-            self.0
-                .shut("the client's reader thread panicked".to_owned());
+            self.0.shut(Closed::ReaderPanicked);
         }
     }
 }
@@ -396,7 +392,7 @@ fn read_loop<I: Into<Incoming>>(
     shared: &Shared,
     parts: &ReaderParts<I>,
     jobs: &Sender<PeerRequest>,
-) -> Option<String> {
+) -> Option<Closed> {
     loop {
         let deadline = shared.state().engine.next_deadline();
         let timer = deadline.map_or_else(never, at);
@@ -410,7 +406,7 @@ fn read_loop<I: Into<Incoming>>(
                 Err(_) => return None,
             },
             recv(parts.wake) -> _ => {}
-            recv(parts.stop) -> _ => return Some("the client was closed".to_owned()),
+            recv(parts.stop) -> _ => return Some(Closed::ByClient),
             recv(timer) -> _ => expire(shared),
         }
     }
@@ -456,19 +452,19 @@ fn fail_call(shared: &Shared, id: &RequestId, error: Error) {
     }
 }
 
-fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> Option<String> {
+fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> Option<Closed> {
     let msg = match item {
         Incoming::Message(m) => m,
-        Incoming::Broken(why) => return Some(why),
+        Incoming::Broken(why) => return Some(Closed::Broken(why)),
         Incoming::Malformed { id, reason } => {
             log::warn!(target: "mcp_client", "from the server: {reason}");
             if let Some(id) = id {
-                fail_call(shared, &id, Error::Decode(reason));
+                fail_call(shared, &id, Unexpected::Malformed(reason).into());
             }
             return None;
         }
         Incoming::Failed { id, reason } => {
-            fail_call(shared, &id, Error::Transport(reason));
+            fail_call(shared, &id, Error::Transport(reason.into()));
             return None;
         }
     };

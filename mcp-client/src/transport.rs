@@ -15,7 +15,7 @@ use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::{ChildBuilder, ChildHandle, Connection, FrameError};
 
-use crate::error::Error;
+use crate::error::{Closed, Error};
 
 /// One item a transport delivers: a message, or something from the peer that was not one.
 #[derive(Debug)]
@@ -70,7 +70,7 @@ impl From<Result<Message, FrameError>> for Incoming {
 ///
 /// Both channels must be bounded. The receiving channel disconnecting (every sender of it
 /// dropped) means the server is gone: the client then fails every pending call with
-/// [`Error::Closed`], using [`Transport::end_reason`] for the text.
+/// [`Error::Closed`], using [`Transport::end_reason`] for the reason.
 ///
 /// What a transport that is not a byte stream (Streamable HTTP) is expected to do with it:
 /// turn each outgoing request into an exchange (a POST whose headers it derives from the
@@ -105,8 +105,8 @@ pub trait Transport: Send + 'static {
     }
 
     /// Why the server stopped talking, once the receiving channel disconnected: for example
-    /// "the server process exited (exit status: 3)". `None` when there is nothing to add.
-    fn end_reason(&mut self) -> Option<String> {
+    /// [`Closed::Exited`] with the process's status. `None` when there is nothing to add.
+    fn end_reason(&mut self) -> Option<Closed> {
         None
     }
 
@@ -230,11 +230,11 @@ impl Transport for StdioTransport {
         Ok(Some(status))
     }
 
-    fn end_reason(&mut self) -> Option<String> {
+    fn end_reason(&mut self) -> Option<Closed> {
         let program = self.child.program().to_owned();
         Some(match self.child.wait_timeout(EXIT_STATUS_WAIT) {
-            Ok(Some(status)) => format!("the server process {program:?} exited ({status})"),
-            _ => format!("the server process {program:?} closed its output"),
+            Ok(Some(status)) => Closed::Exited { program, status },
+            _ => Closed::OutputClosed { program },
         })
     }
 
