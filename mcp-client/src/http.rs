@@ -8,7 +8,7 @@ use crossbeam_channel::{Receiver, Sender};
 use mcp_core::jsonrpc::Message;
 use mcp_core::version::{Era, ProtocolVersion};
 pub use mcp_http_blocking::client::{
-    AuthProvider, BearerToken, Challenge, ClientEvent, HttpClient, HttpClientConfig,
+    AuthError, AuthProvider, BearerToken, Challenge, ClientEvent, HttpClient, HttpClientConfig,
 };
 
 use crate::builder::ClientBuilder;

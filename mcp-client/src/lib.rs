@@ -64,7 +64,7 @@ pub use error::{Closed, Error, Unexpected};
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]
 pub use http::{
-    AuthProvider, BearerToken, Challenge, ClientEvent, HttpClientConfig, HttpTransport,
+    AuthError, AuthProvider, BearerToken, Challenge, ClientEvent, HttpClientConfig, HttpTransport,
 };
 pub use listen::Subscription;
 /// OAuth 2.1 for HTTP servers (feature `oauth`): see [`oauth::OAuthProvider`].

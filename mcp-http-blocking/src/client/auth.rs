@@ -38,7 +38,75 @@ pub trait AuthProvider: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// Why authorizing failed or cannot help; it becomes part of the request's error.
-    fn challenged(&self, challenge: &Challenge) -> Result<(), String>;
+    fn challenged(&self, challenge: &Challenge) -> Result<(), AuthError>;
+}
+
+/// Why an [`AuthProvider`] cannot answer a refusal with a better token.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// A fixed token ([`BearerToken`]) was refused: there is nothing else to offer.
+    FixedTokenRefused {
+        /// The HTTP status (401 or 403).
+        status: u16,
+        /// The challenge's `error` parameter, if any.
+        error: Option<String>,
+    },
+    /// The server asks for scopes that the token already has.
+    ScopesAlreadyHeld {
+        /// The scopes the challenge names.
+        needed: Vec<String>,
+        /// The token's scopes.
+        have: Vec<String>,
+    },
+    /// The server kept asking for more scopes beyond the provider's limit of step-ups.
+    TooManyStepUps(u32),
+    /// The refusal is not an authorization challenge (a 403 without `insufficient_scope`).
+    NotAChallenge(u16),
+    /// Getting a token failed (discovery, registration, the token endpoint, the user): the
+    /// provider's own error.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for AuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AuthError::FixedTokenRefused { status, error } => {
+                write!(f, "the fixed bearer token was refused (HTTP {status}")?;
+                if let Some(e) = error {
+                    write!(f, ", {e}")?;
+                }
+                f.write_str(")")
+            }
+            AuthError::ScopesAlreadyHeld { needed, have } => write!(
+                f,
+                "the server wants scopes [{}] and the token already has [{}]",
+                needed.join(" "),
+                have.join(" ")
+            ),
+            AuthError::TooManyStepUps(n) => write!(f, "gave up after {n} scope step-ups"),
+            AuthError::NotAChallenge(status) => {
+                write!(f, "HTTP {status} is not an authorization challenge")
+            }
+            AuthError::Failed(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AuthError::Failed(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+impl AuthError {
+    /// [`AuthError::Failed`] with this error.
+    pub fn failed(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> AuthError {
+        AuthError::Failed(e.into())
+    }
 }
 
 /// A refusal by the server, with its `WWW-Authenticate` challenge.
@@ -227,15 +295,11 @@ impl AuthProvider for BearerToken {
         Some(format!("Bearer {}", self.0))
     }
 
-    fn challenged(&self, challenge: &Challenge) -> Result<(), String> {
-        Err(format!(
-            "the fixed bearer token was refused (HTTP {}{})",
-            challenge.status,
-            challenge
-                .error()
-                .map(|e| format!(", {e}"))
-                .unwrap_or_default()
-        ))
+    fn challenged(&self, challenge: &Challenge) -> Result<(), AuthError> {
+        Err(AuthError::FixedTokenRefused {
+            status: challenge.status,
+            error: challenge.error().map(str::to_owned),
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use ureq::http::Response;
 use ureq::{Body, BodyReader, RequestBuilder};
 
-use super::auth::{AUTH_ROUNDS, Challenge};
+use super::auth::{AUTH_ROUNDS, AuthError, Challenge};
 use super::headers::Shape;
 use super::sse::SseReader;
 use super::{ClientEvent, Lease, Shared};
@@ -75,7 +75,7 @@ pub(super) enum SendFail {
     /// The request did not get an answer.
     Http(ureq::Error),
     /// The server refused (401/403) and the provider could not help: why.
-    Auth(u16, String),
+    Auth(u16, AuthError),
 }
 
 impl std::fmt::Display for SendFail {

@@ -58,7 +58,9 @@ use ureq::Agent;
 use crate::Error;
 use headers::Shape;
 
-pub use auth::{AUTH_ROUNDS, AuthProvider, BearerToken, Challenge, parse_www_authenticate};
+pub use auth::{
+    AUTH_ROUNDS, AuthError, AuthProvider, BearerToken, Challenge, parse_www_authenticate,
+};
 pub use exchange::SESSION_NOT_FOUND;
 pub use headers::encode_value as encode_header_value;
 

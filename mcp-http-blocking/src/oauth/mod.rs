@@ -58,7 +58,7 @@ pub use pkce::{Pkce, random_token};
 pub use saved::{AuthStore, SavedAuth};
 pub use token::{Token, application_type};
 
-use crate::client::{AuthProvider, Challenge};
+use crate::client::{AuthError, AuthProvider, Challenge};
 #[cfg(feature = "oauth-jwt")]
 use dpop::Dpop;
 use http::Http;
@@ -612,7 +612,7 @@ impl AuthProvider for OAuthProvider {
         vec![authorization]
     }
 
-    fn challenged(&self, ch: &Challenge) -> Result<(), String> {
+    fn challenged(&self, ch: &Challenge) -> Result<(), AuthError> {
         let mut st = self.lock();
         let current = st.token.as_ref().map(Token::header);
         if current.is_some() && current != ch.sent {
@@ -620,7 +620,7 @@ impl AuthProvider for OAuthProvider {
             return Ok(());
         }
         if ch.status == 401 && ch.error() == Some("use_dpop_nonce") {
-            return self.dpop_nonce(&st, ch);
+            return self.dpop_nonce(&st, ch).map_err(AuthError::failed);
         }
         if ch.insufficient_scope() {
             let needed = ch.scopes().unwrap_or_default();
@@ -630,20 +630,15 @@ impl AuthProvider for OAuthProvider {
                 .map(|t| t.scopes.clone())
                 .unwrap_or_default();
             if needed.is_empty() || needed.iter().all(|s| have.contains(s)) {
-                return Err(format!(
-                    "the server wants scopes [{}] and the token already has [{}]",
-                    needed.join(" "),
-                    have.join(" ")
-                ));
+                return Err(AuthError::ScopesAlreadyHeld { needed, have });
             }
             if st.step_ups >= self.cfg.max_step_ups {
-                return Err(format!(
-                    "gave up after {} scope step-ups",
-                    self.cfg.max_step_ups
-                ));
+                return Err(AuthError::TooManyStepUps(self.cfg.max_step_ups));
             }
             st.step_ups += 1;
-            let d = self.discovered(&mut st, ch, false)?;
+            let d = self
+                .discovered(&mut st, ch, false)
+                .map_err(AuthError::failed)?;
             let mut scopes = have;
             for s in needed {
                 if !scopes.contains(&s) {
@@ -651,18 +646,18 @@ impl AuthProvider for OAuthProvider {
                 }
             }
             self.add_offline_access(&mut scopes, &d);
-            self.obtain(&mut st, &d, &scopes)?;
+            self.obtain(&mut st, &d, &scopes)
+                .map_err(AuthError::failed)?;
             return Ok(());
         }
         if ch.status != 401 {
-            return Err(format!(
-                "HTTP {} is not an authorization challenge",
-                ch.status
-            ));
+            return Err(AuthError::NotAChallenge(ch.status));
         }
         // A token that worked is refused: the resource may have moved to another authorization
         // server (SEP-2352), so its metadata is read again rather than trusted from before.
-        let d = self.discovered(&mut st, ch, current.is_some())?;
+        let d = self
+            .discovered(&mut st, ch, current.is_some())
+            .map_err(AuthError::failed)?;
         if current.is_none() && self.adopt_saved(&mut st, &d) {
             let fresh = st
                 .token
@@ -678,7 +673,8 @@ impl AuthProvider for OAuthProvider {
         }
         st.step_ups = 0;
         let scopes = self.select_scopes(ch, &d);
-        self.obtain(&mut st, &d, &scopes)?;
+        self.obtain(&mut st, &d, &scopes)
+            .map_err(AuthError::failed)?;
         Ok(())
     }
 }
