@@ -38,7 +38,8 @@ impl HttpTransport {
     /// Prepares the connection (nothing is sent before the handshake).
     ///
     /// # Errors
-    /// [`Error::Io`] for a URL that is not `http://` / `https://`, or when a thread cannot start.
+    /// [`Error::Transport`] (an `mcp_http_blocking::Error::InvalidUrl`) for a URL that is not
+    /// `http://` / `https://`, [`Error::Io`] when a thread cannot start.
     pub fn connect(url: &str, config: HttpClientConfig) -> Result<Self, Error> {
         let inner = HttpClient::connect(url, config).map_err(|e| match e {
             mcp_http_blocking::Error::Io(e) | mcp_http_blocking::Error::Bind(e) => Error::Io(e),
@@ -90,7 +91,7 @@ impl ClientBuilder {
     /// Connects to the Streamable HTTP endpoint `url` with default HTTP settings.
     ///
     /// # Errors
-    /// As [`ClientBuilder::connect`], plus [`Error::Io`] for a URL that is not HTTP.
+    /// As [`ClientBuilder::connect`], plus [`Error::Transport`] for a URL that is not HTTP.
     pub fn connect_http(self, url: &str) -> Result<Client, Error> {
         self.connect_http_with(url, HttpClientConfig::default())
     }

@@ -55,6 +55,13 @@ pub enum Error {
     Bind(std::io::Error),
     /// Another I/O failure (starting a thread, cloning the listener).
     Io(std::io::Error),
+    /// A URL this crate cannot use (the client's endpoint is not `http://` or `https://`).
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -62,6 +69,7 @@ impl fmt::Display for Error {
         match self {
             Error::Bind(e) => write!(f, "cannot bind: {e}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
+            Error::InvalidUrl { url, reason } => write!(f, "invalid URL {url:?}: {reason}"),
         }
     }
 }
@@ -70,6 +78,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Bind(e) | Error::Io(e) => Some(e),
+            Error::InvalidUrl { .. } => None,
         }
     }
 }

@@ -282,7 +282,11 @@ fn a_refused_connection_fails_the_request_not_the_client() {
 
 #[test]
 fn urls_must_be_http() {
-    assert!(HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).is_err());
+    let e = HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).unwrap_err();
+    assert!(
+        matches!(&e, mcp_http_blocking::Error::InvalidUrl { url, .. } if url == "ftp://x/mcp"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -196,14 +196,14 @@ impl HttpClient {
     /// and starts the thread that sends. Nothing goes on the wire before the first message.
     ///
     /// # Errors
-    /// [`Error::Io`] (kind `InvalidInput`) for a URL that is not `http(s)://`, or when the
+    /// [`Error::InvalidUrl`] for a URL that is not `http(s)://`, [`Error::Io`] when the
     /// thread cannot start.
     pub fn connect(url: &str, cfg: HttpClientConfig) -> Result<HttpClient, Error> {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(Error::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("not an http:// or https:// URL: {url:?}"),
-            )));
+            return Err(Error::InvalidUrl {
+                url: url.to_owned(),
+                reason: "not an http:// or https:// URL",
+            });
         }
         let agent_cfg = Agent::config_builder()
             .http_status_as_error(false)
