@@ -17,10 +17,10 @@ use mcp_stdio::ChildBuilder;
 use serde_json::{Value, json};
 
 use crate::client::{Client, ServerSummary};
+use crate::connection::{NotificationCallback, Shared, spawn_reader};
 use crate::era_cache::EraCache;
 use crate::error::{Closed, Error};
 use crate::handlers::Handlers;
-use crate::shared::{NotificationCallback, Shared, spawn_reader};
 use crate::transport::{Incoming, StdioTransport, Transport};
 
 /// Which protocol era (or exact revision) to speak.
@@ -102,6 +102,29 @@ impl fmt::Debug for ClientBuilder {
             .field("capabilities", &self.handlers.capabilities())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A builder with the defaults: dual-era, no handlers, 60 s timeouts extended by progress.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// Starts `server` as a child process and connects with the default settings.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::spawn`].
+    pub fn spawn(server: ChildBuilder) -> Result<Client, Error> {
+        Client::builder().spawn(server)
+    }
+
+    /// Connects over `transport` with the default settings.
+    ///
+    /// # Errors
+    /// As [`ClientBuilder::connect`].
+    pub fn connect<T: Transport>(transport: T) -> Result<Client, Error> {
+        Client::builder().connect(transport)
     }
 }
 

@@ -1,13 +1,17 @@
-//! Per-call options: a timeout, a progress callback and a cancel handle.
+//! Per-call options (a timeout, a progress callback and a cancel handle), and one call's
+//! send-and-wait on the connection.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
-use mcp_core::engine::{ProgressUpdate, Timeout};
+use crossbeam_channel::RecvTimeoutError;
+use mcp_core::engine::{Outcome, ProgressUpdate, Timeout};
 use mcp_core::jsonrpc::RequestId;
+use serde_json::Value;
 
+use crate::connection::{ProgressCallback, Shared};
 use crate::error::Error;
-use crate::shared::{ProgressCallback, Shared};
 
 /// How one call is made; `CallOptions::default()` uses the client's default timeout, no
 /// progress and no cancel handle.
@@ -140,4 +144,45 @@ impl fmt::Debug for CancelHandle {
             .field("cancelled", &self.is_cancelled())
             .finish()
     }
+}
+
+/// Extra time a caller waits beyond its request's hard deadline before giving up on the reader
+/// thread (which enforces the deadline itself).
+const DEADLINE_SLACK: Duration = Duration::from_secs(2);
+
+/// One request, start to answer: sends, waits (with the reader enforcing the timeout and
+/// this wait as a backstop), honours the cancel handle.
+pub(crate) fn call(
+    conn: &Arc<Shared>,
+    method: &str,
+    params: &Value,
+    timeout: Timeout,
+    progress: Option<ProgressCallback>,
+    cancel: Option<&CancelHandle>,
+) -> Result<Outcome, Error> {
+    if cancel.is_some_and(CancelHandle::is_cancelled) {
+        return Err(Error::Cancelled);
+    }
+    let started = Instant::now();
+    let (id, rx) = conn.start(method, params, timeout, progress)?;
+    if let Some(c) = cancel {
+        if !c.attach(Arc::downgrade(conn), id.clone()) {
+            conn.cancel_call(&id, c.reason().as_deref(), Error::Cancelled);
+        }
+    }
+    let backstop = started + timeout.max_total + DEADLINE_SLACK;
+    let result = match rx.recv_deadline(backstop) {
+        Ok(r) => r,
+        Err(RecvTimeoutError::Timeout) => {
+            conn.cancel_call(&id, Some("timed out"), Error::Cancelled);
+            Err(Error::Timeout {
+                method: method.to_owned(),
+            })
+        }
+        Err(RecvTimeoutError::Disconnected) => Err(conn.closed_error()),
+    };
+    if let Some(c) = cancel {
+        c.detach();
+    }
+    result
 }

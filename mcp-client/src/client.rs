@@ -12,18 +12,14 @@ use mcp_core::types::{
     ResourceTemplateReference, SubscriptionFilter,
 };
 use mcp_core::version::{Era, ProtocolVersion};
-use mcp_stdio::ChildBuilder;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::builder::ClientBuilder;
-use crate::call::CallOptions;
+use crate::call::{self, CallOptions};
+use crate::connection::Shared;
 use crate::error::{Closed, Error, Unexpected};
 use crate::listen::Subscription;
-use crate::pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
-use crate::shared::Shared;
-use crate::transport::Transport;
 
 /// How many `input_required` rounds one call may take before the client gives up: enough for
 /// any honest multi-step exchange, few enough that a looping server cannot keep a call alive.
@@ -80,27 +76,6 @@ fn decode<R: DeserializeOwned>(method: &str, raw: &RawValue) -> Result<R, Error>
 }
 
 impl Client {
-    /// A builder with the defaults: dual-era, no handlers, 60 s timeouts extended by progress.
-    pub fn builder() -> ClientBuilder {
-        ClientBuilder::default()
-    }
-
-    /// Starts `server` as a child process and connects with the default settings.
-    ///
-    /// # Errors
-    /// As [`ClientBuilder::spawn`].
-    pub fn spawn(server: ChildBuilder) -> Result<Client, Error> {
-        Client::builder().spawn(server)
-    }
-
-    /// Connects over `transport` with the default settings.
-    ///
-    /// # Errors
-    /// As [`ClientBuilder::connect`].
-    pub fn connect<T: Transport>(transport: T) -> Result<Client, Error> {
-        Client::builder().connect(transport)
-    }
-
     pub(crate) fn new(
         shared: Arc<Shared>,
         reader: JoinHandle<()>,
@@ -181,7 +156,8 @@ impl Client {
         let timeout = options.timeout.unwrap_or(self.timeout);
         let mut round_params = params.clone();
         for _ in 0..=MAX_INPUT_ROUNDS {
-            let outcome = self.shared.call(
+            let outcome = call::call(
+                &self.shared,
                 method,
                 &round_params,
                 timeout,
@@ -233,78 +209,6 @@ impl Client {
             }
         }
         Err(Error::TooManyInputRounds(MAX_INPUT_ROUNDS))
-    }
-
-    pub(crate) fn page<K: PageKind>(&self, cursor: Option<&str>) -> Result<K::Page, Error> {
-        let params = match cursor {
-            Some(c) => json!({"cursor": c}),
-            None => json!({}),
-        };
-        self.request(K::METHOD, params)
-    }
-
-    /// Every tool, following `nextCursor` page by page as the iterator is consumed.
-    pub fn list_tools(&self) -> Pages<'_, Tools> {
-        Pages::new(self)
-    }
-
-    /// One page of `tools/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<mcp_core::types::ListToolsResult, Error> {
-        self.page::<Tools>(cursor)
-    }
-
-    /// Every prompt, page by page.
-    pub fn list_prompts(&self) -> Pages<'_, Prompts> {
-        Pages::new(self)
-    }
-
-    /// One page of `prompts/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub fn list_prompts_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<mcp_core::types::ListPromptsResult, Error> {
-        self.page::<Prompts>(cursor)
-    }
-
-    /// Every resource, page by page.
-    pub fn list_resources(&self) -> Pages<'_, Resources> {
-        Pages::new(self)
-    }
-
-    /// One page of `resources/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub fn list_resources_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<mcp_core::types::ListResourcesResult, Error> {
-        self.page::<Resources>(cursor)
-    }
-
-    /// Every resource template, page by page.
-    pub fn list_resource_templates(&self) -> Pages<'_, ResourceTemplates> {
-        Pages::new(self)
-    }
-
-    /// One page of `resources/templates/list`.
-    ///
-    /// # Errors
-    /// See [`Error`].
-    pub fn list_resource_templates_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<mcp_core::types::ListResourceTemplatesResult, Error> {
-        self.page::<ResourceTemplates>(cursor)
     }
 
     /// Calls a tool. `arguments` is a JSON object (or `null` for none). A tool's own failure
@@ -443,7 +347,7 @@ impl Client {
     }
 
     /// Legacy era: asks for `notifications/resources/updated` about `uri` (they arrive on the
-    /// [`on_notification`](ClientBuilder::on_notification) callback). In 2026-07-28 use
+    /// [`on_notification`](crate::ClientBuilder::on_notification) callback). In 2026-07-28 use
     /// [`Client::listen`].
     ///
     /// # Errors
@@ -467,8 +371,9 @@ impl Client {
     ///
     /// # Errors
     /// [`Error::Refused`] on a legacy connection (use [`Client::subscribe`] and
-    /// [`ClientBuilder::on_notification`]), [`Error::Rpc`] when the server refuses,
-    /// [`Error::Timeout`] when no acknowledgement comes within the default timeout.
+    /// [`ClientBuilder::on_notification`](crate::ClientBuilder::on_notification)),
+    /// [`Error::Rpc`] when the server refuses, [`Error::Timeout`] when no acknowledgement comes
+    /// within the default timeout.
     pub fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
         let params = json!({"notifications": filter});
         Subscription::open(&self.shared, &params, self.timeout.initial)

@@ -21,6 +21,15 @@
 //! Each call waits on its own bounded channel with a deadline. When the server goes away,
 //! every waiting call fails at once with [`Error::Closed`] saying why.
 //!
+//! A request's path through the modules: `builder` does the handshake and makes the
+//! [`Client`]; `client` checks the params and runs the `input_required` rounds; `call` applies
+//! the [`CallOptions`] and waits for the answer; `connection` (the engine state and the reader
+//! thread) numbers the request, registers its waiter and puts it on the [`Transport`]
+//! (`transport`, or `http` for Streamable HTTP); the reader thread matches the server's answer
+//! to the waiter and sends server requests to `handlers`; back in `client` the result is
+//! decoded. `pages` and `listen` are built on the same calls; every failure is an `error`
+//! [`Error`].
+//!
 //! ```no_run
 //! use mcp_client::{CallOptions, Client, Revision};
 //! use mcp_stdio::ChildBuilder;
@@ -46,6 +55,7 @@
 mod builder;
 mod call;
 mod client;
+mod connection;
 mod era_cache;
 mod error;
 mod handlers;
@@ -53,12 +63,12 @@ mod handlers;
 mod http;
 mod listen;
 mod pages;
-mod shared;
 mod transport;
 
 pub use builder::{ClientBuilder, Revision};
 pub use call::{CallOptions, CancelHandle};
 pub use client::{Client, MAX_INPUT_ROUNDS};
+pub use connection::{NotificationCallback, ProgressCallback};
 pub use era_cache::EraCache;
 pub use error::{Closed, Error, Unexpected};
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
@@ -71,7 +81,6 @@ pub use listen::Subscription;
 #[cfg(feature = "oauth")]
 pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
-pub use shared::{NotificationCallback, ProgressCallback};
 pub use transport::{ChannelTransport, Incoming, StdioTransport, Transport};
 
 pub use mcp_core::engine::{LoggingLevel, ProgressUpdate, Timeout};

@@ -11,8 +11,8 @@ use mcp_core::jsonrpc::{Notification, RequestId};
 use mcp_core::types::{SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams};
 use serde_json::Value;
 
+use crate::connection::{ListenEvent, Shared};
 use crate::error::{Closed, Error};
-use crate::shared::{ListenEvent, Shared};
 
 /// The engine's timeout for a listen request: it has no answer while open, so no deadline
 /// should end it. (Ten years; `Duration::MAX` would overflow an `Instant`.)

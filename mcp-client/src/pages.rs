@@ -9,6 +9,7 @@ use mcp_core::types::{
     Resource, ResourceTemplate, Tool,
 };
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
 use crate::client::Client;
 use crate::error::{Error, Unexpected};
@@ -71,6 +72,80 @@ impl PageKind for ResourceTemplates {
     type Item = ResourceTemplate;
     fn split(p: ListResourceTemplatesResult) -> (Vec<ResourceTemplate>, Option<String>) {
         (p.resource_templates, p.next_cursor)
+    }
+}
+
+impl Client {
+    fn page<K: PageKind>(&self, cursor: Option<&str>) -> Result<K::Page, Error> {
+        let params = match cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        self.request(K::METHOD, params)
+    }
+
+    /// Every tool, following `nextCursor` page by page as the iterator is consumed.
+    pub fn list_tools(&self) -> Pages<'_, Tools> {
+        Pages::new(self)
+    }
+
+    /// One page of `tools/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListToolsResult, Error> {
+        self.page::<Tools>(cursor)
+    }
+
+    /// Every prompt, page by page.
+    pub fn list_prompts(&self) -> Pages<'_, Prompts> {
+        Pages::new(self)
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_prompts_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListPromptsResult, Error> {
+        self.page::<Prompts>(cursor)
+    }
+
+    /// Every resource, page by page.
+    pub fn list_resources(&self) -> Pages<'_, Resources> {
+        Pages::new(self)
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_resources_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListResourcesResult, Error> {
+        self.page::<Resources>(cursor)
+    }
+
+    /// Every resource template, page by page.
+    pub fn list_resource_templates(&self) -> Pages<'_, ResourceTemplates> {
+        Pages::new(self)
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn list_resource_templates_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<mcp_core::types::ListResourceTemplatesResult, Error> {
+        self.page::<ResourceTemplates>(cursor)
     }
 }
 

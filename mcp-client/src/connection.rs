@@ -1,6 +1,7 @@
-//! The state every thread of one client shares (the engine, the calls waiting for an answer,
-//! the open listen streams) and the reader thread that drives the engine with what the server
-//! sends.
+//! One client's connection: the state every thread of the client shares (the engine, the calls
+//! waiting for an answer, the open listen streams) and the reader thread that drives the
+//! engine with what the server sends. A caller's side of a call (the wait, the cancel handle)
+//! is in `call`, above this module.
 //!
 //! One mutex guards the engine and the tables; nothing blocks while holding it (no send on a
 //! channel that can be full, no user callback), so the reader thread is never held up by a
@@ -12,7 +13,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{
-    Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError, at, bounded, never, select,
+    Receiver, SendTimeoutError, Sender, TrySendError, at, bounded, never, select,
 };
 use mcp_core::engine::{
     ClientEngine, ClientStep, Outcome, PeerRequest, ProgressUpdate, SUBSCRIPTION_ID_KEY, Timeout,
@@ -20,7 +21,6 @@ use mcp_core::engine::{
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use serde_json::Value;
 
-use crate::call::CancelHandle;
 use crate::error::{Closed, Error, Unexpected};
 use crate::handlers::Handlers;
 use crate::transport::{Incoming, Transport};
@@ -36,9 +36,6 @@ const HANDLER_QUEUE: usize = 16;
 /// How many notifications a listen stream buffers for a slow reader; more are dropped (with a
 /// warning) so that one forgotten stream cannot stall the whole connection.
 pub(crate) const LISTEN_BUFFER: usize = 256;
-/// Extra time a caller waits beyond its request's hard deadline before giving up on the reader
-/// thread (which enforces the deadline itself).
-const DEADLINE_SLACK: Duration = Duration::from_secs(2);
 
 /// What a listen stream receives.
 #[derive(Debug)]
@@ -137,7 +134,7 @@ impl Shared {
         lock(&self.state)
     }
 
-    fn closed_error(&self) -> Error {
+    pub fn closed_error(&self) -> Error {
         let why = self.state().closed.clone();
         Error::Closed(why.unwrap_or(Closed::Ended))
     }
@@ -219,43 +216,6 @@ impl Shared {
         if let Some(w) = waiter {
             let _ = w.reply.try_send(Err(error));
         }
-    }
-
-    /// One request, start to answer: sends, waits (with the reader enforcing the timeout and
-    /// this wait as a backstop), honours the cancel handle.
-    pub fn call(
-        self: &Arc<Self>,
-        method: &str,
-        params: &Value,
-        timeout: Timeout,
-        progress: Option<ProgressCallback>,
-        cancel: Option<&CancelHandle>,
-    ) -> Result<Outcome, Error> {
-        if cancel.is_some_and(CancelHandle::is_cancelled) {
-            return Err(Error::Cancelled);
-        }
-        let started = Instant::now();
-        let (id, rx) = self.start(method, params, timeout, progress)?;
-        if let Some(c) = cancel {
-            if !c.attach(Arc::downgrade(self), id.clone()) {
-                self.cancel_call(&id, c.reason().as_deref(), Error::Cancelled);
-            }
-        }
-        let backstop = started + timeout.max_total + DEADLINE_SLACK;
-        let result = match rx.recv_deadline(backstop) {
-            Ok(r) => r,
-            Err(RecvTimeoutError::Timeout) => {
-                self.cancel_call(&id, Some("timed out"), Error::Cancelled);
-                Err(Error::Timeout {
-                    method: method.to_owned(),
-                })
-            }
-            Err(RecvTimeoutError::Disconnected) => Err(self.closed_error()),
-        };
-        if let Some(c) = cancel {
-            c.detach();
-        }
-        result
     }
 
     /// Opens a listen stream's slot: the request goes out, events come on the receiver.
