@@ -275,3 +275,52 @@ impl From<mcp_stdio::Error> for Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn source_is_the_inner_error() {
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        let e = Error::Decode {
+            what: "tools/list result".into(),
+            source: json,
+        };
+        assert!(e.source().unwrap().is::<serde_json::Error>());
+        assert!(e.to_string().contains("tools/list result"), "{e}");
+
+        let e = Error::from(mcp_stdio::Error::ThreadPanicked { thread: "reader" });
+        let inner = e.source().unwrap().downcast_ref::<mcp_stdio::Error>();
+        assert!(
+            matches!(inner, Some(mcp_stdio::Error::ThreadPanicked { .. })),
+            "{e}"
+        );
+
+        let e = Error::Input {
+            method: "roots/list".into(),
+            key: "r".into(),
+            source: Box::new(ErrorObject::internal("no roots")),
+        };
+        assert!(e.source().unwrap().is::<ErrorObject>());
+        assert!(Error::Closed(Closed::ByClient).source().is_none());
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn a_url_that_is_not_http_is_the_http_crates_invalid_url() {
+        let e = crate::Client::builder()
+            .connect_http("ftp://example.com/mcp")
+            .unwrap_err();
+        let inner = e
+            .source()
+            .unwrap()
+            .downcast_ref::<mcp_http_blocking::Error>();
+        assert!(
+            matches!(inner, Some(mcp_http_blocking::Error::InvalidUrl { .. })),
+            "{e}"
+        );
+    }
+}
