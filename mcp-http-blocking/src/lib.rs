@@ -1,6 +1,7 @@
 //! Streamable HTTP for MCP on plain threads: a transport core that any HTTP server can mount,
-//! a ready server on tiny_http, and (feature `client`, on ureq) the client side of the
-//! transport that `mcp-client` drives.
+//! a ready server (our own HTTP/1.1 connection layer over std sockets, one thread per
+//! connection), and (feature `client`, on ureq) the client side of the transport that
+//! `mcp-client` drives.
 //!
 //! ```no_run
 //! # use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The Streamable HTTP server, in layers that import downward only:
 //!
-//! 1. [`HttpServer`] (`http_server/`): the tiny_http adapter, sockets and threads; it hands each
-//!    request to the core.
+//! 1. [`HttpServer`] (`http_server/`): the HTTP server, sockets and one thread per connection;
+//!    it hands each request to the core.
 //! 2. [`StreamableHttp`] (`streamable`): the transport core, independent of any HTTP server:
 //!    Host, Origin and authorization checks, routing by path and method, and the choice of era
 //!    for a POST; it calls the era handlers.
