@@ -84,3 +84,15 @@ impl Drop for ServerProc {
         let _ = self.child.wait();
     }
 }
+
+/// Threads and VmRSS (KiB) of a process, from `/proc/PID/status` (Linux).
+pub fn proc_status(pid: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    Some((field("Threads:")?, field("VmRSS:")?))
+}

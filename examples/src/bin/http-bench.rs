@@ -30,7 +30,7 @@
 //!
 //! Build with `cargo build --release -p mcp-examples` and run `target/release/http-bench`.
 
-use mcp_examples::server_proc::ServerProc;
+use mcp_examples::server_proc::{ServerProc, proc_status};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -227,21 +227,6 @@ fn run() -> Result<(), String> {
         streams(&o.server, o.streams)?;
     }
     Ok(())
-}
-
-// ---- the server processes
-
-/// A server process started by the bench; killed when dropped.
-/// Threads and VmRSS (kB) of a process, from `/proc/PID/status`.
-fn proc_status(pid: u32) -> Option<(u64, u64)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    Some((field("Threads:")?, field("VmRSS:")?))
 }
 
 // ---- a minimal HTTP/1.1 keep-alive client

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use mcp_client::{CallOptions, Client, Revision};
 use mcp_core::types::{CreateMessageResult, ElicitRequestParams, ElicitResult};
-use mcp_examples::server_proc::ServerProc;
+use mcp_examples::server_proc::{ServerProc, proc_status};
 use serde_json::{Map, json};
 
 /// Growth of VmRSS from the 30 s mark to the end above which the soak fails.
@@ -65,15 +65,9 @@ fn opts() -> Result<Opts, String> {
 
 /// VmRSS (KiB), threads and open descriptors of a process.
 fn sample(pid: u32) -> Option<(u64, u64, usize)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
+    let (threads, rss) = proc_status(pid)?;
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?.count();
-    Some((field("VmRSS:")?, field("Threads:")?, fds))
+    Some((rss, threads, fds))
 }
 
 /// A small xorshift generator: which era and which calls, varied but repeatable per client.
