@@ -302,3 +302,37 @@ fn shutdown_ends_streams_and_closes_the_port() {
     // dropped: the port is closed already.
     assert!(std::net::TcpStream::connect(a).is_err());
 }
+
+#[test]
+fn a_head_trickled_a_byte_at_a_time_is_cut_off_after_one_io_timeout() {
+    // Each byte comes well within the socket's read timeout, so only a deadline on the whole
+    // head ends this: the connection must close about one io timeout after the head began,
+    // long before the trickle would have finished.
+    let io = Duration::from_millis(500);
+    let (h, _) = serve(HttpConfig::default(), io);
+    let mut s = connect(h.local_addr());
+    s.write_all(b"POST /mcp HTTP/1.1\r\nX-Slow: ").unwrap();
+    let mut reader = s.try_clone().unwrap();
+    let (closed_tx, closed_rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        // Until the server hangs up (EOF or reset); a 431 or 400 would also end the head.
+        while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
+        let _ = closed_tx.send(Instant::now());
+    });
+    let start = Instant::now();
+    let mut closed = None;
+    // The attack's own pace: a byte every 50 ms, for up to 10 s.
+    while start.elapsed() < Duration::from_secs(10) {
+        if s.write_all(b"a").is_err() {
+            break;
+        }
+        if let Ok(t) = closed_rx.recv_timeout(Duration::from_millis(50)) {
+            closed = Some(t);
+            break;
+        }
+    }
+    let closed = closed.or_else(|| closed_rx.recv_timeout(Duration::from_secs(2)).ok());
+    let after = closed.expect("the server closed the trickling connection") - start;
+    assert!(after < Duration::from_secs(5), "closed after {after:?}");
+}

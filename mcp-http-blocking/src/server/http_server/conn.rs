@@ -101,11 +101,7 @@ const DRAIN_WAIT: Duration = Duration::from_millis(200);
 
 /// Reads and drops what is left of a body (see [`BodyReader::drain`]) within [`DRAIN_WAIT`];
 /// true when the connection can carry another request.
-fn drain<R: std::io::BufRead, W: Write>(
-    body: &mut BodyReader<'_, R, W>,
-    sock: &Socket,
-    io: Duration,
-) -> bool {
+fn drain<R: Read, W: Write>(body: &mut BodyReader<'_, R, W>, sock: &Socket, io: Duration) -> bool {
     if body.finished() {
         return true;
     }
@@ -141,7 +137,20 @@ pub(super) fn serve(
             close(&sock, false);
             return;
         }
-        let mut head = match read_head(&mut reader, shared.max_head) {
+        // The whole head within one io timeout of its first byte: the deadline is armed only
+        // when the head did not come in one piece, and the socket's own timeout restored after.
+        let mut deadline: Option<Instant> = None;
+        let mut refill = || {
+            let end = *deadline.get_or_insert_with(|| Instant::now() + shared.io_timeout);
+            let left = end.saturating_duration_since(Instant::now());
+            !left.is_zero() && sock.0.set_read_timeout(Some(left)).is_ok()
+        };
+        let read = read_head(&mut reader, shared.max_head, &mut refill);
+        if deadline.is_some() && sock.0.set_read_timeout(Some(shared.io_timeout)).is_err() {
+            close(&sock, false);
+            return;
+        }
+        let mut head = match read {
             Ok(h) => h,
             Err(e) => {
                 if let Some(r) = refusal(&e) {

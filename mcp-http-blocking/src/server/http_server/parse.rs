@@ -7,7 +7,7 @@
 //! transfer coding other than `chunked`, folded header lines, and whitespace before a field's
 //! colon are all refused with 400.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 
 /// A request head as read off the wire.
 #[derive(Debug)]
@@ -43,14 +43,19 @@ pub(super) enum HeadError {
 }
 
 /// Reads one line ending in LF (a CR before it is dropped) into `line`, counting its bytes
-/// against `budget`.
-fn read_line(
-    r: &mut impl BufRead,
+/// against `budget`. `refill` is asked before each read that has to wait for the peer (the
+/// buffer is empty); false ends the line with [`HeadError::Io`].
+fn read_line<R: Read>(
+    r: &mut BufReader<R>,
     line: &mut Vec<u8>,
     budget: &mut usize,
+    refill: &mut dyn FnMut() -> bool,
 ) -> Result<(), HeadError> {
     line.clear();
     loop {
+        if r.buffer().is_empty() && !refill() {
+            return Err(HeadError::Io);
+        }
         let buf = match r.fill_buf() {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -86,8 +91,15 @@ fn is_token(s: &[u8]) -> bool {
 }
 
 /// Reads the next request head. Before the first byte of a request, the end of the stream (or
-/// a timeout) is [`HeadError::Closed`].
-pub(super) fn read_head(r: &mut impl BufRead, max_head: usize) -> Result<Head, HeadError> {
+/// a timeout) is [`HeadError::Closed`]. Once it has begun, `refill` is asked before every read
+/// that has to wait for more of the head (never when the head came in one piece), so the caller
+/// can bound the whole head in time: a client that sends a byte now and then, each within the
+/// socket's read timeout, cannot hold the connection for long.
+pub(super) fn read_head<R: Read>(
+    r: &mut BufReader<R>,
+    max_head: usize,
+    refill: &mut dyn FnMut() -> bool,
+) -> Result<Head, HeadError> {
     let mut budget = max_head;
     // Wait for the first byte separately: running out of input here is an ordinary close.
     loop {
@@ -102,7 +114,7 @@ pub(super) fn read_head(r: &mut impl BufRead, max_head: usize) -> Result<Head, H
     // RFC 9112 2.2: empty lines before a request line are ignored.
     let mut empties = 0;
     loop {
-        read_line(r, &mut line, &mut budget)?;
+        read_line(r, &mut line, &mut budget, refill)?;
         if !line.is_empty() {
             break;
         }
@@ -141,7 +153,7 @@ pub(super) fn read_head(r: &mut impl BufRead, max_head: usize) -> Result<Head, H
     let mut connection_close = false;
     let mut connection_keep_alive = false;
     loop {
-        read_line(r, &mut line, &mut budget)?;
+        read_line(r, &mut line, &mut budget, refill)?;
         if line.is_empty() {
             break;
         }
@@ -239,13 +251,13 @@ const MAX_CHUNK_LINE: usize = 4096;
 /// The body of one request, read from the connection's buffered reader. Reading it first
 /// sends `100 Continue` when the client asked for one.
 pub(super) struct BodyReader<'a, R, W> {
-    src: &'a mut R,
+    src: &'a mut BufReader<R>,
     framing: Framing,
     continue_to: Option<W>,
 }
 
-impl<'a, R: BufRead, W: Write> BodyReader<'a, R, W> {
-    pub(super) fn new(src: &'a mut R, head: &Head, continue_to: W) -> Self {
+impl<'a, R: Read, W: Write> BodyReader<'a, R, W> {
+    pub(super) fn new(src: &'a mut BufReader<R>, head: &Head, continue_to: W) -> Self {
         let framing = if head.chunked {
             Framing::Chunk {
                 left: 0,
@@ -303,7 +315,7 @@ impl<'a, R: BufRead, W: Write> BodyReader<'a, R, W> {
     fn chunk_line(&mut self) -> io::Result<Vec<u8>> {
         let mut line = Vec::new();
         let mut budget = MAX_CHUNK_LINE;
-        read_line(self.src, &mut line, &mut budget).map_err(|e| match e {
+        read_line(self.src, &mut line, &mut budget, &mut || true).map_err(|e| match e {
             HeadError::TooLarge => {
                 io::Error::new(io::ErrorKind::InvalidData, "chunk line too long")
             }
@@ -318,7 +330,7 @@ impl<'a, R: BufRead, W: Write> BodyReader<'a, R, W> {
     }
 }
 
-impl<R: BufRead, W: Write> Read for BodyReader<'_, R, W> {
+impl<R: Read, W: Write> Read for BodyReader<'_, R, W> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
@@ -401,15 +413,14 @@ impl<R: BufRead, W: Write> Read for BodyReader<'_, R, W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::BufReader;
 
     fn head(text: &str) -> Result<Head, HeadError> {
-        read_head(&mut BufReader::new(text.as_bytes()), 8192)
+        read_head(&mut BufReader::new(text.as_bytes()), 8192, &mut || true)
     }
 
     fn body(text: &str) -> (Vec<u8>, bool) {
         let mut r = BufReader::new(text.as_bytes());
-        let h = read_head(&mut r, 8192).unwrap();
+        let h = read_head(&mut r, 8192, &mut || true).unwrap();
         let mut b = BodyReader::new(&mut r, &h, Vec::new());
         let mut out = Vec::new();
         let ok = b.read_to_end(&mut out).is_ok();
@@ -492,11 +503,47 @@ mod tests {
     }
 
     #[test]
+    fn the_refill_hook_is_asked_only_when_the_head_comes_in_pieces() {
+        /// Hands out its bytes in pieces of at most `n`.
+        struct Pieces<'a>(&'a [u8], usize);
+        impl Read for Pieces<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = self.1.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let text = b"POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n";
+        let mut asked = 0;
+        let mut whole = BufReader::new(Pieces(text, 4096));
+        read_head(&mut whole, 8192, &mut || {
+            asked += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(asked, 0, "a head in one piece never asks");
+        let mut trickle = BufReader::new(Pieces(text, 5));
+        read_head(&mut trickle, 8192, &mut || {
+            asked += 1;
+            true
+        })
+        .unwrap();
+        assert!(asked > 5, "a trickled head asks before each read");
+        // A deadline that has passed ends the head.
+        let mut trickle = BufReader::new(Pieces(text, 5));
+        assert!(matches!(
+            read_head(&mut trickle, 8192, &mut || false),
+            Err(HeadError::Io)
+        ));
+    }
+
+    #[test]
     fn a_client_expecting_100_continue_gets_it_on_the_first_read_only() {
         let mut r = BufReader::new(
             &b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nok"[..],
         );
-        let h = read_head(&mut r, 8192).unwrap();
+        let h = read_head(&mut r, 8192, &mut || true).unwrap();
         let mut sent = Vec::new();
         let mut out = Vec::new();
         BodyReader::new(&mut r, &h, &mut sent)
@@ -513,10 +560,10 @@ mod tests {
             "x".repeat(10_000)
         );
         let mut r = BufReader::new(text.as_bytes());
-        let h = read_head(&mut r, 8192).unwrap();
+        let h = read_head(&mut r, 8192, &mut || true).unwrap();
         assert!(!BodyReader::new(&mut r, &h, Vec::new()).drain(100));
         let mut r = BufReader::new(text.as_bytes());
-        let h = read_head(&mut r, 8192).unwrap();
+        let h = read_head(&mut r, 8192, &mut || true).unwrap();
         assert!(BodyReader::new(&mut r, &h, Vec::new()).drain(1 << 20));
     }
 }
