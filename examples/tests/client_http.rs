@@ -32,12 +32,23 @@ impl Server {
         Server::start_with(&[])
     }
 
+    /// With its background clock driven by the `test_tick` tool (`EVERYTHING_CLOCK=manual`):
+    /// the first tick adds a tool, each later one changes `test://watched-resource`.
+    fn start_manual_clock() -> Server {
+        Server::spawn(&[], "manual")
+    }
+
     /// `everything --http 127.0.0.1:0 EXTRA...`.
     fn start_with(extra: &[&str]) -> Server {
+        Server::spawn(extra, "timers")
+    }
+
+    fn spawn(extra: &[&str], clock: &str) -> Server {
         let mut child = Command::new(EVERYTHING)
             .args(["--http", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "warn")
+            .env("EVERYTHING_CLOCK", clock)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -247,7 +258,7 @@ fn logging_in_both_eras() {
 
 #[test]
 fn legacy_resource_updates_arrive_on_the_get_stream() {
-    let server = Server::start();
+    let server = Server::start_manual_clock();
     let (sink, rx) = notification_sink();
     let client = Client::builder()
         .revision(Revision::Legacy)
@@ -255,7 +266,9 @@ fn legacy_resource_updates_arrive_on_the_get_stream() {
         .connect_http(&server.url)
         .unwrap();
     client.subscribe("test://watched-resource").unwrap();
-    // The watched resource changes every 3 s, from about 5 s after start.
+    // The clock's second tick changes the watched resource.
+    client.call_tool("test_tick", json!({})).unwrap();
+    client.call_tool("test_tick", json!({})).unwrap();
     let n = wait_notification(&rx, Duration::from_secs(15), |n| {
         n.method == "notifications/resources/updated"
     });
@@ -266,7 +279,7 @@ fn legacy_resource_updates_arrive_on_the_get_stream() {
 
 #[test]
 fn modern_listen_stream_over_http() {
-    let server = Server::start();
+    let server = Server::start_manual_clock();
     let (client, _) = connect(&server, Revision::Modern);
     let mut sub = client
         .listen(SubscriptionFilter {
@@ -278,6 +291,9 @@ fn modern_listen_stream_over_http() {
         sub.acknowledged().resource_subscriptions.as_deref(),
         Some(&["test://watched-resource".to_owned()][..])
     );
+    // The clock's second tick changes the watched resource.
+    client.call_tool("test_tick", json!({})).unwrap();
+    client.call_tool("test_tick", json!({})).unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -371,10 +371,12 @@ fn legacy_subscribe_delivers_watched_resource_updates() {
     let client = Client::builder()
         .revision(Revision::Legacy)
         .on_notification(sink)
-        .spawn(server())
+        .spawn(server().env("EVERYTHING_CLOCK", "manual"))
         .unwrap();
     client.subscribe("test://watched-resource").unwrap();
-    // The watched resource changes every 3 s, from about 5 s after start.
+    // The clock's second tick changes the watched resource.
+    client.call_tool("test_tick", json!({})).unwrap();
+    client.call_tool("test_tick", json!({})).unwrap();
     let n = wait_notification(&rx, Duration::from_secs(12), |n| {
         n.method == "notifications/resources/updated"
     });
@@ -417,7 +419,9 @@ fn logging_level_in_both_eras() {
 
 #[test]
 fn modern_listen_streams_list_changes_and_resource_updates() {
-    let (client, _) = connect(Revision::Modern);
+    let client = builder(Revision::Modern, &Asked::default())
+        .spawn(server().env("EVERYTHING_CLOCK", "manual"))
+        .expect("connects to everything");
     let mut sub = client
         .listen(SubscriptionFilter {
             tools_list_changed: Some(true),
@@ -430,6 +434,9 @@ fn modern_listen_streams_list_changes_and_resource_updates() {
         sub.acknowledged().resource_subscriptions.as_deref(),
         Some(&["test://watched-resource".to_owned()][..])
     );
+    // The clock's first tick adds a tool, the second changes the watched resource.
+    client.call_tool("test_tick", json!({})).unwrap();
+    client.call_tool("test_tick", json!({})).unwrap();
     let deadline = Instant::now() + Duration::from_secs(12);
     let (mut tools_changed, mut updated) = (false, false);
     while !(tools_changed && updated) {

@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::{Client, FIXTURE_TOOLS, PNG, TIMEOUT, WAV, answers, has_method, only_text};
 use serde_json::{Value, json};
 
@@ -633,18 +631,26 @@ fn resources_list_templates_and_read() {
 
 #[test]
 fn subscribe_gets_updates_and_unsubscribe_stops_them() {
-    let mut c = Client::legacy_full();
+    let mut c = Client::spawn_manual_clock();
+    c.initialize("2025-11-25", json!({"sampling": {}, "elicitation": {}}));
     let r = c.result(
         "resources/subscribe",
         json!({"uri": "test://watched-resource"}),
     );
     assert_eq!(r, json!({}));
-    // The server changes the resource every 3 s from 5 s after start.
     let is_update = |m: &Value| {
         has_method(m, "notifications/resources/updated")
             && m["params"]["uri"] == "test://watched-resource"
     };
-    let n = c.wait_for("resources/updated", Duration::from_secs(10), is_update);
+    // The clock's first tick adds a tool; each later one changes the watched resource, and
+    // the notification is out before the tick is answered.
+    c.call_tool("test_tick", json!({}));
+    let tick = c.request("tools/call", json!({"name": "test_tick"}));
+    let (before, _) = c.until_response(&tick);
+    let n = before
+        .into_iter()
+        .find(is_update)
+        .expect("resources/updated before the tick's answer");
     assert_eq!(
         n,
         json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -655,13 +661,8 @@ fn subscribe_gets_updates_and_unsubscribe_stops_them() {
         json!({"uri": "test://watched-resource"}),
     );
     assert_eq!(r, json!({}));
-    // One full period (3 s) and a margin without an update.
-    c.assert_none_for(
-        "update after unsubscribe",
-        Duration::from_millis(4000),
-        is_update,
-    );
-    c.assert_alive();
+    let tick = c.request("tools/call", json!({"name": "test_tick"}));
+    c.assert_none_before("update after unsubscribe", &tick, is_update);
 }
 
 #[test]
@@ -771,31 +772,31 @@ fn completion_for_prompt_argument_and_template_variable() {
 
 #[test]
 fn dynamic_tool_is_announced_and_callable() {
-    let mut c = Client::legacy_full();
-    let early = c.started.elapsed() < Duration::from_millis(1500);
-    if early {
-        let r = c.result("tools/list", json!({}));
-        assert_eq!(
-            r["tools"].as_array().unwrap().len(),
-            FIXTURE_TOOLS.len(),
-            "{r}"
-        );
-    }
-    // Registered 2 s after start; allow a loaded machine some slack.
-    let left = Duration::from_secs(6).saturating_sub(c.started.elapsed());
-    let n = c.wait_for("tools/list_changed", left, |m| {
-        has_method(m, "notifications/tools/list_changed")
-    });
+    let mut c = Client::spawn_manual_clock();
+    c.initialize("2025-11-25", json!({"sampling": {}, "elicitation": {}}));
+    let names = |r: &Value| -> Vec<String> {
+        r["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let r = c.result("tools/list", json!({}));
+    assert_eq!(names(&r).len(), FIXTURE_TOOLS.len() + 1, "{r}");
+    assert_eq!(names(&r)[FIXTURE_TOOLS.len()], "test_tick");
+    // The clock's first tick registers the tool and announces it before the tick's answer.
+    let tick = c.request("tools/call", json!({"name": "test_tick"}));
+    let (before, _) = c.until_response(&tick);
+    let n = before
+        .iter()
+        .find(|m| has_method(m, "notifications/tools/list_changed"))
+        .unwrap_or_else(|| panic!("tools/list_changed before the tick's answer: {before:?}"));
     assert!(n.get("id").is_none());
     let r = c.result("tools/list", json!({}));
-    let names: Vec<&str> = r["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names.len(), FIXTURE_TOOLS.len() + 1, "{names:?}");
-    assert_eq!(names[FIXTURE_TOOLS.len()], "test_dynamic_tool");
+    let names = names(&r);
+    assert_eq!(names.len(), FIXTURE_TOOLS.len() + 2, "{names:?}");
+    assert_eq!(names[FIXTURE_TOOLS.len() + 1], "test_dynamic_tool");
     let r = c.call_tool("test_dynamic_tool", json!({}));
     assert_eq!(only_text(&r), "This tool was added at run time");
 }
@@ -816,15 +817,18 @@ fn cancelled_call_never_gets_a_response() {
         Some(json!({"requestId": id, "reason": "test"})),
     );
     c.assert_alive();
-    // The tool would finish ~100 ms after starting; give it ten times that to misbehave.
+    // The same work started after the cancellation has run its course by the time it is
+    // answered, so the cancelled one has too: no answer to it may come before.
+    let later = c.request("tools/call", json!({"name": "test_tool_with_progress"}));
     let target = id.clone();
-    c.assert_none_for(
-        "response to a cancelled call",
-        Duration::from_secs(1),
-        |m| answers(m, &target),
-    );
-    let r = c.call_tool("test_simple_text", json!({}));
-    assert_eq!(only_text(&r), "This is a simple text response for testing.");
+    let r = c.assert_none_before("response to a cancelled call", &later, |m| {
+        answers(m, &target)
+    });
+    assert_eq!(only_text(&r["result"]), "Progress test completed");
+    let barrier = c.request("ping", json!({}));
+    c.assert_none_before("response to a cancelled call", &barrier, |m| {
+        answers(m, &target)
+    });
 }
 
 #[test]
@@ -843,11 +847,6 @@ fn cancelling_a_call_that_waits_for_sampling() {
         json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "late"}}),
     );
     let target = id.clone();
-    c.assert_none_for(
-        "response to a cancelled call",
-        Duration::from_millis(500),
-        |m| answers(m, &target),
-    );
     // The next sampling call works normally.
     let id = c.request(
         "tools/call",
@@ -860,6 +859,11 @@ fn cancelling_a_call_that_waits_for_sampling() {
         json!({"role": "assistant", "model": "m", "content": {"type": "text", "text": "fine"}}),
     );
     assert_eq!(only_text(&c.response(&id)["result"]), "LLM response: fine");
+    // The cancelled call, woken long before, was never answered.
+    let barrier = c.request("ping", json!({}));
+    c.assert_none_before("response to a cancelled call", &barrier, |m| {
+        answers(m, &target)
+    });
 }
 
 #[test]

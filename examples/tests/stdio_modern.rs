@@ -241,7 +241,8 @@ fn elicitation_is_an_input_round() {
         }}})
     );
     // No server-to-client request goes over the wire in this era.
-    c.assert_none_for("a server request", Duration::from_millis(200), |m| {
+    let barrier = c.request("ping", modern(json!({}), full()));
+    c.assert_none_before("a server request", &barrier, |m| {
         m.get("method").is_some() && m.get("id").is_some()
     });
     let answer = json!({"input-0": {"action": "accept",
@@ -401,7 +402,7 @@ fn progress_and_opt_in_logging() {
 
 #[test]
 fn listen_acknowledges_then_streams_tagged_notifications() {
-    let mut c = Client::spawn();
+    let mut c = Client::spawn_manual_clock();
     let id = c.request(
         "subscriptions/listen",
         modern(
@@ -420,18 +421,23 @@ fn listen_acknowledges_then_streams_tagged_notifications() {
             "_meta": {"io.modelcontextprotocol/subscriptionId": id}
         }})
     );
-    // The dynamic tool (~2 s after start) is announced on the stream.
-    let left = Duration::from_secs(6).saturating_sub(c.started.elapsed());
-    let n = c.wait_for("tools/list_changed", left, |m| {
+    // The dynamic tool (the clock's first tick) is announced on the stream.
+    let tick = c.request("tools/call", modern(json!({"name": "test_tick"}), full()));
+    let (before, _) = c.until_response(&tick);
+    c.backlog_extend(before);
+    let n = c.wait_for("tools/list_changed", Duration::ZERO, |m| {
         has_method(m, "notifications/tools/list_changed")
     });
     assert_eq!(
         n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         id
     );
-    // The watched resource changes every 3 s from ~5 s after start.
+    // Each later tick changes the watched resource.
     let is_update = |m: &Value| has_method(m, "notifications/resources/updated");
-    let n = c.wait_for("resources/updated", Duration::from_secs(10), is_update);
+    let tick = c.request("tools/call", modern(json!({"name": "test_tick"}), full()));
+    let (before, _) = c.until_response(&tick);
+    c.backlog_extend(before);
+    let n = c.wait_for("resources/updated", Duration::ZERO, is_update);
     assert_eq!(
         n["params"],
         json!({"uri": "test://watched-resource",
@@ -445,18 +451,14 @@ fn listen_acknowledges_then_streams_tagged_notifications() {
     );
     // Cancelling the listen request ends the stream.
     c.notify("notifications/cancelled", Some(json!({"requestId": id})));
-    let r = mresult(&mut c, "tools/call", json!({"name": "test_simple_text"}));
-    assert_eq!(r["resultType"], "complete");
-    c.assert_none_for(
-        "update after the listen was cancelled",
-        Duration::from_millis(4000),
-        is_update,
-    );
+    let tick = c.request("tools/call", modern(json!({"name": "test_tick"}), full()));
+    let r = c.assert_none_before("update after the listen was cancelled", &tick, is_update);
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
 }
 
 #[test]
 fn listen_honours_only_what_was_asked() {
-    let mut c = Client::spawn();
+    let mut c = Client::spawn_manual_clock();
     let id = c.request(
         "subscriptions/listen",
         modern(
@@ -473,9 +475,9 @@ fn listen_honours_only_what_was_asked() {
         first["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         id
     );
-    // The tool list changes ~2 s after start, but this stream did not ask for tools.
-    let left = Duration::from_secs(4).saturating_sub(c.started.elapsed());
-    c.assert_none_for("tools/list_changed", left, |m| {
+    // The clock's first tick changes the tool list, but this stream did not ask for tools.
+    let tick = c.request("tools/call", modern(json!({"name": "test_tick"}), full()));
+    c.assert_none_before("tools/list_changed", &tick, |m| {
         has_method(m, "notifications/tools/list_changed")
     });
 }

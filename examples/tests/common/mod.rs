@@ -92,13 +92,25 @@ impl Client {
         Client::spawn_program(EVERYTHING)
     }
 
+    /// Starts the server with its background clock driven by the `test_tick` tool instead of
+    /// timers (`EVERYTHING_CLOCK=manual`): the first tick adds `test_dynamic_tool`, each later
+    /// one changes `test://watched-resource`, before the tick is answered.
+    pub fn spawn_manual_clock() -> Client {
+        Client::spawn_with(EVERYTHING, &[("EVERYTHING_CLOCK", "manual")])
+    }
+
     /// Starts another example server.
     pub fn spawn_program(program: &str) -> Client {
+        Client::spawn_with(program, &[])
+    }
+
+    fn spawn_with(program: &str, env: &[(&str, &str)]) -> Client {
         let started = Instant::now();
-        let (conn, child) = ChildBuilder::new(program)
-            .env("RUST_LOG", "error")
-            .spawn()
-            .expect("the everything binary starts");
+        let mut builder = ChildBuilder::new(program).env("RUST_LOG", "error");
+        for (k, v) in env {
+            builder = builder.env(k, v);
+        }
+        let (conn, child) = builder.spawn().expect("the everything binary starts");
         Client {
             conn,
             child,
@@ -232,12 +244,28 @@ impl Client {
         None
     }
 
-    /// Reads for `period` and fails if any message satisfying `pred` arrives (or is already in
-    /// the backlog). Used to show that something is NOT sent; the wait is a receive deadline.
-    pub fn assert_none_for(&mut self, what: &str, period: Duration, pred: impl Fn(&Value) -> bool) {
-        if let Some(m) = self.try_wait_for(period, &pred) {
+    /// Fails if a message satisfying `pred` came before the response to request `barrier`
+    /// (a request sent after whatever must not be answered: the server handles input in order,
+    /// so anything it would have sent is on the wire before that response). Returns the
+    /// response; the other messages stay in the backlog. This shows that something is NOT sent
+    /// without waiting for a timer.
+    pub fn assert_none_before(
+        &mut self,
+        what: &str,
+        barrier: &Value,
+        pred: impl Fn(&Value) -> bool,
+    ) -> Value {
+        let (before, response) = self.until_response(barrier);
+        if let Some(m) = before.iter().find(|m| pred(m)) {
             panic!("unexpected {what}: {m}");
         }
+        self.backlog.extend(before);
+        response
+    }
+
+    /// Puts messages back in the backlog (after those already there), for a later `wait_for`.
+    pub fn backlog_extend(&mut self, messages: Vec<Value>) {
+        self.backlog.extend(messages);
     }
 
     /// Every message, in wire order (backlog first), up to and including the response to `id`.

@@ -355,7 +355,57 @@ fn prompts() -> Vec<Prompt> {
     ]
 }
 
-fn build() -> Result<Server, Error> {
+/// The environment variable that replaces the background timers with the `test_tick` tool.
+const MANUAL_CLOCK: &str = "EVERYTHING_CLOCK";
+
+/// The background activity, one step per tick: the first adds the dynamic tool, each later
+/// one changes the watched resource.
+#[derive(Clone, Copy, PartialEq)]
+enum Clock {
+    Started,
+    Running,
+}
+
+impl Clock {
+    fn tick(self, server: &Server) {
+        match self {
+            Clock::Started => server.add_tool(
+                Tool::new("test_dynamic_tool", |_: NoArgs, _: &Context| {
+                    Ok::<_, Error>("This tool was added at run time")
+                })
+                .description("A tool registered two seconds after start"),
+            ),
+            Clock::Running => server.resource_updated("test://watched-resource"),
+        }
+    }
+}
+
+/// With `EVERYTHING_CLOCK=manual`, tests drive the background activity themselves: each call
+/// of `test_tick` is one step of the clock, done before the call is answered, so a test knows
+/// exactly when a notification could have been sent and can prove that one was not, without
+/// waiting for a timer.
+fn tick_tool(running: &Arc<OnceLock<Server>>) -> Tool {
+    let running = Arc::clone(running);
+    let started = std::sync::atomic::AtomicBool::new(false);
+    Tool::new("test_tick", move |_: NoArgs, _: &Context| {
+        let Some(server) = running.get() else {
+            return Err(Error::msg("the server is not running yet"));
+        };
+        let step = if started.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            Clock::Running
+        } else {
+            Clock::Started
+        };
+        step.tick(server);
+        Ok::<_, Error>(match step {
+            Clock::Started => "added test_dynamic_tool",
+            Clock::Running => "updated test://watched-resource",
+        })
+    })
+    .description("One step of the background clock (EVERYTHING_CLOCK=manual only)")
+}
+
+fn build(manual_clock: bool) -> Result<Server, Error> {
     let (resources, template) = resources();
     let mut b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"))
         .title("Everything (mcp-blocking)")
@@ -372,6 +422,7 @@ fn build() -> Result<Server, Error> {
         .chain(conformance::list_change_triggers(&running))
         .chain(conformance::input_required_tools())
         .chain([conformance::custom_header_tool()])
+        .chain(manual_clock.then(|| tick_tool(&running)))
     {
         b = b.tool(t);
     }
@@ -399,27 +450,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("usage: everything {}", mcp_examples::USAGE);
         return Ok(());
     }
-    let server = build()?;
-
-    // Background activity: the dynamic tool appears after 2 s, and the watched resource changes
-    // every 3 s. A channel that is never sent to serves as a stoppable timer.
-    let (_stop, stop_rx) = sync_channel::<()>(0);
-    let bg = server.clone();
-    std::thread::Builder::new()
-        .name("everything-timers".into())
-        .spawn(move || {
-            if stop_rx.recv_timeout(Duration::from_secs(2)) != Err(RecvTimeoutError::Timeout) {
-                return;
-            }
-            bg.add_tool(
-                Tool::new("test_dynamic_tool", |_: NoArgs, _: &Context| {
-                    Ok::<_, Error>("This tool was added at run time")
-                })
-                .description("A tool registered two seconds after start"),
-            );
-            while stop_rx.recv_timeout(Duration::from_secs(3)) == Err(RecvTimeoutError::Timeout) {
-                bg.resource_updated("test://watched-resource");
-            }
-        })?;
+    let manual = std::env::var_os(MANUAL_CLOCK).is_some_and(|v| v == "manual");
+    let server = build(manual)?;
+    if !manual {
+        // Background activity: the dynamic tool appears after 2 s, and the watched resource
+        // changes every 3 s. A channel that is never sent to serves as a stoppable timer.
+        let (_stop, stop_rx) = sync_channel::<()>(0);
+        let bg = server.clone();
+        std::thread::Builder::new()
+            .name("everything-timers".into())
+            .spawn(move || {
+                if stop_rx.recv_timeout(Duration::from_secs(2)) != Err(RecvTimeoutError::Timeout) {
+                    return;
+                }
+                Clock::Started.tick(&bg);
+                while stop_rx.recv_timeout(Duration::from_secs(3)) == Err(RecvTimeoutError::Timeout)
+                {
+                    Clock::Running.tick(&bg);
+                }
+            })?;
+    }
     mcp_examples::serve(server, args.into_iter())
 }
