@@ -2,18 +2,21 @@
 //! or prompt, runs its handler (catching panics), and shapes the result for the revision in use.
 //! Nothing here knows about sessions or transports.
 
-use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::types::CallToolResult;
+use mcp_core::types::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+use mcp_core::types::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, GetPromptRequestParams,
+    InputResponse, InputResponses, ReadResourceRequestParams, Reference,
+};
 use mcp_core::{Era, ProtocolVersion};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::context::{Context, string_args};
+use crate::context::Context;
 use crate::cursor::{ListKind, page};
 use crate::error::Error;
 use crate::request_state::fingerprint;
@@ -93,20 +96,6 @@ fn cacheable(mut v: Value, shared: &Shared, version: ProtocolVersion) -> Value {
     finish(v, version, true)
 }
 
-fn params_object(params: &Value) -> Map<String, Value> {
-    match params {
-        Value::Object(m) => m.clone(),
-        _ => Map::new(),
-    }
-}
-
-fn into_object(params: Value) -> Map<String, Value> {
-    match params {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
 fn run_guarded<T>(f: impl FnOnce() -> T) -> Result<T, ErrorObject> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
         let what = p
@@ -119,34 +108,27 @@ fn run_guarded<T>(f: impl FnOnce() -> T) -> Result<T, ErrorObject> {
     })
 }
 
-/// Lists: `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`.
+/// Lists: `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`, one
+/// page from `cursor`.
 pub(crate) fn list(
     shared: &Shared,
-    method: &str,
-    params: &Value,
+    kind: ListKind,
+    cursor: Option<&str>,
     version: ProtocolVersion,
 ) -> Outcome {
-    let cursor = params.get("cursor").and_then(Value::as_str);
     let reg = shared.registry();
     let size = shared.config.page_size;
-    let (kind, key, items): (ListKind, &str, Vec<Value>) = match method {
-        "tools/list" => (
-            ListKind::Tools,
-            "tools",
-            reg.tools.iter().map(|t| to_json(&t.def)).collect(),
-        ),
-        "prompts/list" => (
-            ListKind::Prompts,
+    let (key, items): (&str, Vec<Value>) = match kind {
+        ListKind::Tools => ("tools", reg.tools.iter().map(|t| to_json(&t.def)).collect()),
+        ListKind::Prompts => (
             "prompts",
             reg.prompts.iter().map(|p| to_json(&p.def)).collect(),
         ),
-        "resources/list" => (
-            ListKind::Resources,
+        ListKind::Resources => (
             "resources",
             reg.resources.iter().map(|r| to_json(&r.def)).collect(),
         ),
-        _ => (
-            ListKind::Templates,
+        ListKind::Templates => (
             "resourceTemplates",
             reg.templates.iter().map(|t| to_json(&t.def)).collect(),
         ),
@@ -170,13 +152,9 @@ fn to_json<T: Serialize>(v: &T) -> Value {
 }
 
 /// `tools/call`.
-pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcome {
+pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context) -> Outcome {
     let version = ctx.protocol_version();
-    let mut p = into_object(params);
-    let Some(Value::String(name)) = p.remove("name") else {
-        return Outcome::Error(ErrorObject::invalid_params("missing tool name"));
-    };
-    let name = name.as_str();
+    let name = p.name.as_str();
     let tool = shared
         .registry()
         .tools
@@ -186,13 +164,7 @@ pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcom
     let Some(tool) = tool else {
         return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
-    let args = match p.remove("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(a @ Value::Object(_)) => a,
-        Some(_) => {
-            return Outcome::Error(ErrorObject::invalid_params("arguments must be an object"));
-        }
-    };
+    let args = Value::Object(p.arguments.unwrap_or_default());
     if let Some(headers) = &ctx.call.param_headers {
         if let Err(e) = crate::param_headers::check(&tool.def.input_schema, &args, headers) {
             return Outcome::Error(e);
@@ -200,8 +172,14 @@ pub(crate) fn call_tool(shared: &Shared, params: Value, ctx: &Context) -> Outcom
     }
     // What a 2026-07-28 requestState is bound to (only needed in that era).
     let binding = if version.era() == Era::Modern {
-        let b = json!(["tools/call", name, &args]);
-        if let Err(e) = restore_inputs(shared, &p, &b, ctx) {
+        let b = json!([TOOLS_CALL, name, &args]);
+        if let Err(e) = restore_inputs(
+            shared,
+            p.request_state.as_deref(),
+            p.input_responses,
+            &b,
+            ctx,
+        ) {
             return Outcome::Error(e);
         }
         b
@@ -301,7 +279,8 @@ fn unix_now() -> u64 {
 /// 2026-07-28 retries: verifies `requestState` and loads the answers gathered so far.
 fn restore_inputs(
     shared: &Shared,
-    p: &Map<String, Value>,
+    request_state: Option<&str>,
+    responses: Option<InputResponses>,
     binding: &Value,
     ctx: &Context,
 ) -> Result<(), ErrorObject> {
@@ -309,9 +288,8 @@ fn restore_inputs(
         return Ok(());
     }
     let mut answers = Map::new();
-    if let Some(state) = p.get("requestState") {
+    if let Some(state) = request_state {
         let bad = || ErrorObject::invalid_params("invalid or expired requestState");
-        let state = state.as_str().ok_or_else(bad)?;
         let payload = open_state(shared, ctx, state).ok_or_else(bad)?;
         let sealed: SealedState = serde_json::from_slice(&payload).map_err(|_| bad())?;
         if sealed.v != 1
@@ -322,19 +300,15 @@ fn restore_inputs(
         }
         answers = sealed.answers;
     }
-    match p.get("inputResponses") {
-        // A null answer is no answer: the input is asked for again.
-        Some(Value::Object(responses)) => {
-            for (k, v) in responses.iter().filter(|(_, v)| !v.is_null()) {
-                answers.insert(k.clone(), v.clone());
-            }
-        }
-        None | Some(Value::Null) => {}
-        Some(_) => {
-            return Err(ErrorObject::invalid_params(
-                "inputResponses must be an object",
-            ));
-        }
+    // The handler reads answers as JSON (and judges their shape when it asks for its key).
+    // A null answer is no answer: the input is asked for again.
+    for (k, r) in responses.into_iter().flatten() {
+        let v = match r {
+            InputResponse::Other(Value::Null) => continue,
+            InputResponse::Other(v) => v,
+            typed => serde_json::to_value(typed).map_err(ErrorObject::internal)?,
+        };
+        answers.insert(k, v);
     }
     if let Ok(mut inputs) = ctx.call.inputs.lock() {
         inputs.answers = answers;
@@ -384,15 +358,22 @@ fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Val
 }
 
 /// `resources/read`.
-pub(crate) fn read_resource(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+pub(crate) fn read_resource(
+    shared: &Shared,
+    p: ReadResourceRequestParams,
+    ctx: &Context,
+) -> Outcome {
     let version = ctx.protocol_version();
     let modern = version.era() == Era::Modern;
-    let p = params_object(params);
-    let Some(uri) = p.get("uri").and_then(Value::as_str).map(str::to_owned) else {
-        return Outcome::Error(ErrorObject::invalid_params("missing uri"));
-    };
-    let binding = json!(["resources/read", &uri]);
-    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
+    let uri = p.uri;
+    let binding = json!([RESOURCES_READ, &uri]);
+    if let Err(e) = restore_inputs(
+        shared,
+        p.request_state.as_deref(),
+        p.input_responses,
+        &binding,
+        ctx,
+    ) {
         return Outcome::Error(e);
     }
     let reg = shared.registry();
@@ -428,12 +409,9 @@ pub(crate) fn read_resource(shared: &Shared, params: &Value, ctx: &Context) -> O
 }
 
 /// `prompts/get`.
-pub(crate) fn get_prompt(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+pub(crate) fn get_prompt(shared: &Shared, p: GetPromptRequestParams, ctx: &Context) -> Outcome {
     let version = ctx.protocol_version();
-    let p = params_object(params);
-    let Some(name) = p.get("name").and_then(Value::as_str) else {
-        return Outcome::Error(ErrorObject::invalid_params("missing prompt name"));
-    };
+    let name = p.name.as_str();
     let Some(prompt) = shared
         .registry()
         .prompts
@@ -445,14 +423,20 @@ pub(crate) fn get_prompt(shared: &Shared, params: &Value, ctx: &Context) -> Outc
             "Unknown prompt: {name}"
         )));
     };
-    let args = string_args(p.get("arguments").and_then(Value::as_object));
+    let args = p.arguments.unwrap_or_default();
     if let Some(missing) = prompt.missing_required(&args) {
         return Outcome::Error(ErrorObject::invalid_params(format!(
             "Missing required argument: {missing}"
         )));
     }
-    let binding = json!(["prompts/get", name, &args]);
-    if let Err(e) = restore_inputs(shared, &p, &binding, ctx) {
+    let binding = json!([PROMPTS_GET, name, &args]);
+    if let Err(e) = restore_inputs(
+        shared,
+        p.request_state.as_deref(),
+        p.input_responses,
+        &binding,
+        ctx,
+    ) {
         return Outcome::Error(e);
     }
     match run_guarded(|| (prompt.get)(&args, ctx)) {
@@ -465,37 +449,24 @@ pub(crate) fn get_prompt(shared: &Shared, params: &Value, ctx: &Context) -> Outc
 }
 
 /// `completion/complete`.
-pub(crate) fn complete(shared: &Shared, params: &Value, ctx: &Context) -> Outcome {
+pub(crate) fn complete(shared: &Shared, p: CompleteRequestParams, ctx: &Context) -> Outcome {
     let version = ctx.protocol_version();
-    let r = params.get("ref").cloned().unwrap_or(Value::Null);
-    let arg_name = params
-        .pointer("/argument/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let value = params
-        .pointer("/argument/value")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let others: BTreeMap<String, String> = string_args(
-        params
-            .pointer("/context/arguments")
-            .and_then(Value::as_object),
-    );
+    let arg_name = p.argument.name.as_str();
+    let value = p.argument.value.as_str();
+    let others = p.context.and_then(|c| c.arguments).unwrap_or_default();
     let reg = shared.registry();
-    let completer = match r.get("type").and_then(Value::as_str) {
-        Some("ref/prompt") => {
-            let name = r.get("name").and_then(Value::as_str).unwrap_or("");
-            match reg.prompts.iter().find(|p| p.def.name == name) {
-                Some(p) => p.completers.get(arg_name).cloned(),
-                None => {
-                    return Outcome::Error(ErrorObject::invalid_params(format!(
-                        "Unknown prompt: {name}"
-                    )));
-                }
+    let completer = match &p.reference {
+        Reference::Prompt(r) => match reg.prompts.iter().find(|x| x.def.name == r.name) {
+            Some(x) => x.completers.get(arg_name).cloned(),
+            None => {
+                return Outcome::Error(ErrorObject::invalid_params(format!(
+                    "Unknown prompt: {}",
+                    r.name
+                )));
             }
-        }
-        Some("ref/resource") => {
-            let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+        },
+        Reference::Resource(r) => {
+            let uri = r.uri.as_str();
             match reg.templates.iter().find(|t| t.def.uri_template == uri) {
                 Some(t) => t.completers.get(arg_name).cloned(),
                 None if reg.resources.iter().any(|x| x.def.uri == uri) => None,
@@ -505,11 +476,6 @@ pub(crate) fn complete(shared: &Shared, params: &Value, ctx: &Context) -> Outcom
                     )));
                 }
             }
-        }
-        _ => {
-            return Outcome::Error(ErrorObject::invalid_params(
-                "ref must be ref/prompt or ref/resource",
-            ));
         }
     };
     drop(reg);

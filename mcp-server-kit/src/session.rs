@@ -17,11 +17,14 @@ use mcp_core::engine::{
 };
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
-use mcp_core::types::LoggingLevel;
+use mcp_core::types::{
+    ClientRequest, LoggingLevel, PaginatedRequestParams, SubscriptionFilter, methods,
+};
 use mcp_core::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::context::{Call, Context, Inputs, Link};
+use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
 use crate::shared::Shared;
@@ -101,46 +104,71 @@ impl KitSession {
         }
     }
 
+    /// Types the request once (params straight from their raw text) and answers it from the
+    /// one match over every client request: no method string is compared here.
     fn dispatch(&self, rc: RequestContext) {
-        let params: Value = match rc.params::<SansMeta>() {
-            Ok(p) => p.0,
-            // Params that are no object (the kit reads none of those as anything).
-            Err(_) => rc.params().unwrap_or(Value::Null),
-        };
         let version = rc.protocol_version;
-        match rc.method.as_str() {
-            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                let outcome = dispatch::list(&self.shared, &rc.method, &params, version);
-                self.finish(&rc.id, &rc.method, version, outcome);
-            }
-            "resources/subscribe" | "resources/unsubscribe" => {
-                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-                    let e = Outcome::Error(ErrorObject::invalid_params("missing uri"));
-                    self.finish(&rc.id, &rc.method, version, e);
-                    return;
-                };
-                {
-                    let mut st = self.state();
-                    if rc.method == "resources/subscribe" {
-                        st.subscriptions.insert(uri.to_owned());
-                    } else {
-                        st.subscriptions.remove(uri);
-                    }
-                }
-                self.finish(&rc.id, &rc.method, version, Outcome::Result(json!({})));
-            }
-            "subscriptions/listen" => self.listen(&rc, &params),
-            "tools/call" | "prompts/get" | "resources/read" | "completion/complete" => {
-                self.spawn_handler(rc, params)
-            }
-            other => {
-                let e = ErrorObject::method_not_found(other);
+        let req = match rc.typed() {
+            Ok(req) => req,
+            Err(e) => {
                 self.finish(&rc.id, &rc.method, version, Outcome::Error(e));
+                return;
+            }
+        };
+        let method = req.method();
+        match req {
+            ClientRequest::ListTools(p) => self.list(&rc, method, Page::Tools, p),
+            ClientRequest::ListPrompts(p) => self.list(&rc, method, Page::Prompts, p),
+            ClientRequest::ListResources(p) => self.list(&rc, method, Page::Resources, p),
+            ClientRequest::ListResourceTemplates(p) => self.list(&rc, method, Page::Templates, p),
+            ClientRequest::Subscribe(p) => {
+                self.state().subscriptions.insert(p.uri);
+                self.finish(&rc.id, method, version, Outcome::Result(json!({})));
+            }
+            ClientRequest::Unsubscribe(p) => {
+                self.state().subscriptions.remove(&p.uri);
+                self.finish(&rc.id, method, version, Outcome::Result(json!({})));
+            }
+            ClientRequest::SubscriptionsListen(p) => self.listen(&rc, &p.notifications),
+            ClientRequest::CallTool(p) => {
+                self.spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx))
+            }
+            ClientRequest::GetPrompt(p) => {
+                self.spawn_handler(rc, method, move |s, ctx| dispatch::get_prompt(s, p, ctx))
+            }
+            ClientRequest::ReadResource(p) => {
+                self.spawn_handler(rc, method, move |s, ctx| dispatch::read_resource(s, p, ctx))
+            }
+            ClientRequest::Complete(p) => {
+                self.spawn_handler(rc, method, move |s, ctx| dispatch::complete(s, p, ctx))
+            }
+            // The engine answers the lifecycle itself (these never reach here), and the kit
+            // runs no tasks: for it they are methods it does not have.
+            ClientRequest::Initialize(_)
+            | ClientRequest::Ping(_)
+            | ClientRequest::Discover(_)
+            | ClientRequest::SetLevel(_)
+            | ClientRequest::GetTask(_)
+            | ClientRequest::GetTaskPayload(_)
+            | ClientRequest::ListTasks(_)
+            | ClientRequest::CancelTask(_)
+            | ClientRequest::UpdateTask(_) => {
+                let e = ErrorObject::method_not_found(method);
+                self.finish(&rc.id, method, version, Outcome::Error(e));
             }
         }
     }
 
-    fn spawn_handler(&self, rc: RequestContext, params: Value) {
+    fn list(&self, rc: &RequestContext, method: &str, kind: Page, p: PaginatedRequestParams) {
+        let version = rc.protocol_version;
+        let outcome = dispatch::list(&self.shared, kind, p.cursor.as_deref(), version);
+        self.finish(&rc.id, method, version, outcome);
+    }
+
+    fn spawn_handler<F>(&self, rc: RequestContext, method: &'static str, run: F)
+    where
+        F: FnOnce(&Shared, &Context) -> Outcome + Send + 'static,
+    {
         let Some(me) = self.me.upgrade() else { return };
         let link: Arc<dyn Link> = me.clone();
         let call = Arc::new(Call {
@@ -157,17 +185,10 @@ impl KitSession {
             inputs: Mutex::new(Inputs::default()),
         });
         self.state().calls.insert(rc.id.clone(), Arc::clone(&call));
-        let method = rc.method;
         let job: Box<dyn FnOnce() + Send> = Box::new(move || {
             let ctx = Context { call };
-            let shared = &me.shared;
-            let outcome = match method.as_str() {
-                "tools/call" => dispatch::call_tool(shared, params, &ctx),
-                "prompts/get" => dispatch::get_prompt(shared, &params, &ctx),
-                "resources/read" => dispatch::read_resource(shared, &params, &ctx),
-                _ => dispatch::complete(shared, &params, &ctx),
-            };
-            me.finish(&ctx.call.id, &method, ctx.call.version, outcome);
+            let outcome = run(&me.shared, &ctx);
+            me.finish(&ctx.call.id, method, ctx.call.version, outcome);
         });
         if self.info.handle_may_block {
             // The transport hands reading to another thread if this blocks: no hand-off to a
@@ -206,21 +227,18 @@ impl KitSession {
 
     /// 2026-07-28 `subscriptions/listen`: acknowledge what we honour, then keep the request
     /// open; notifications for it carry its id as the subscription id.
-    fn listen(&self, rc: &RequestContext, params: &Value) {
-        let filter = params.get("notifications").cloned().unwrap_or(json!({}));
-        let flag = |k: &str| filter.get(k).and_then(Value::as_bool).unwrap_or(false);
+    fn listen(&self, rc: &RequestContext, filter: &SubscriptionFilter) {
+        let flag = |f: Option<bool>| f.unwrap_or(false);
         let caps = &self.shared.engine_config.capabilities;
         let listen = Listen {
-            tools: flag("toolsListChanged") && caps.get("tools").is_some(),
-            prompts: flag("promptsListChanged") && caps.get("prompts").is_some(),
-            resources: flag("resourcesListChanged") && caps.get("resources").is_some(),
+            tools: flag(filter.tools_list_changed) && caps.get("tools").is_some(),
+            prompts: flag(filter.prompts_list_changed) && caps.get("prompts").is_some(),
+            resources: flag(filter.resources_list_changed) && caps.get("resources").is_some(),
             uris: filter
-                .get("resourceSubscriptions")
-                .and_then(Value::as_array)
-                .into_iter()
+                .resource_subscriptions
+                .iter()
                 .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
+                .cloned()
                 .collect(),
         };
         let mut honoured = serde_json::Map::new();
@@ -239,7 +257,7 @@ impl KitSession {
         }
         self.state().listens.insert(rc.id.clone(), listen);
         let ack = Notification::new(
-            "notifications/subscriptions/acknowledged",
+            methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
             &json!({
                 "notifications": honoured,
                 "_meta": { "io.modelcontextprotocol/subscriptionId": rc.id.to_value() },
@@ -482,56 +500,87 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
     }
 }
 
-/// A request's params object without its `_meta`, which the engine has read already (and no
-/// handler of the kit reads): in the 2026-07-28 era that envelope is on every request, and
-/// building it into a `Value` tree each time is wasted work.
-struct SansMeta(Value);
-
-impl<'de> serde::Deserialize<'de> for SansMeta {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> serde::de::Visitor<'de> for Fields {
-            type Value = SansMeta;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a params object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<SansMeta, A::Error> {
-                let mut m = serde_json::Map::new();
-                while let Some(k) = a.next_key::<String>()? {
-                    if k == "_meta" {
-                        a.next_value::<serde::de::IgnoredAny>()?;
-                    } else {
-                        let v: Value = a.next_value()?;
-                        m.insert(k, v);
-                    }
-                }
-                Ok(SansMeta(Value::Object(m)))
-            }
-        }
-        d.deserialize_map(Fields)
-    }
-}
-
 #[cfg(test)]
-mod sans_meta_tests {
+mod typed_dispatch_tests {
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    use mcp_core::jsonrpc::decode;
+    use mcp_core::service::{Closed, Service};
+
     use super::*;
+    use crate::{NoArgs, Server, Tool};
+
+    struct Collect(Mutex<Sender<Message>>);
+
+    impl Outbound for Collect {
+        fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .send(msg)
+                .map_err(|_| Closed)
+        }
+    }
+
+    fn open() -> (Arc<dyn Session>, Receiver<Message>) {
+        let tool = Tool::new("quiet", |_: NoArgs, _: &Context| Ok::<_, Error>("ok"));
+        let server = Server::builder("t", "1").tool(tool).build().unwrap();
+        let (tx, rx) = channel();
+        let s = server.open(
+            SessionInfo::new(TransportKind::Memory),
+            Arc::new(Collect(Mutex::new(tx))),
+        );
+        (s, rx)
+    }
+
+    /// Sends one request and returns the answer's `error` (the handlers are quick and run
+    /// inline, so the answer is the next message).
+    fn error_of(s: &dyn Session, rx: &Receiver<Message>, method: &str, params: Value) -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        s.handle(decode(msg.to_string().as_bytes()).unwrap());
+        let m = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        let v: Value = serde_json::from_slice(&m.to_vec()).unwrap();
+        v["error"].clone()
+    }
 
     #[test]
-    fn params_lose_their_meta_and_keep_the_rest() {
-        let text = r#"{"name":"echo","_meta":{"progressToken":1,"x":[1,2]},
-            "arguments":{"_meta":"kept: not at the top"},"n":null}"#;
-        let SansMeta(v) = serde_json::from_str(text).unwrap();
-        assert_eq!(
-            v,
-            json!({"name": "echo", "arguments": {"_meta": "kept: not at the top"}, "n": null})
-        );
-        // A key written with an escape is the same key.
-        let SansMeta(v) = serde_json::from_str(r#"{"_\u006deta":{},"a":1}"#).unwrap();
-        assert_eq!(v, json!({"a": 1}));
-        // Anything but an object is refused (the caller then reads it as a plain Value).
-        assert!(serde_json::from_str::<SansMeta>("[1]").is_err());
+    fn methods_outside_the_typed_set_or_not_served_are_not_found() {
+        let (s, rx) = open();
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}});
+        assert!(error_of(&*s, &rx, "initialize", init).is_null());
+        // Unknown; known but for a capability this server lacks; known but run by no kit.
+        for (method, params) in [
+            ("tools/nope", json!({})),
+            ("completion/complete", json!({})),
+            ("tasks/get", json!({"taskId": "t"})),
+        ] {
+            let e = error_of(&*s, &rx, method, params);
+            assert_eq!(e["code"], -32601, "{method}: {e}");
+        }
+    }
+
+    #[test]
+    fn params_that_do_not_fit_their_type_are_invalid_params_naming_method_and_field() {
+        let (s, rx) = open();
+        let init = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}});
+        assert!(error_of(&*s, &rx, "initialize", init).is_null());
+        for (method, params, field) in [
+            ("tools/call", json!({"arguments": {}}), "name"),
+            (
+                "tools/call",
+                json!({"name": "quiet", "arguments": 5}),
+                "map",
+            ),
+            ("tools/list", json!({"cursor": 5}), "string"),
+        ] {
+            let e = error_of(&*s, &rx, method, params);
+            assert_eq!(e["code"], -32602, "{method}: {e}");
+            let text = e["message"].as_str().unwrap();
+            assert!(text.contains(method) && text.contains(field), "{e}");
+        }
+        // The same session still serves a call whose params fit.
+        assert!(error_of(&*s, &rx, "tools/call", json!({"name": "quiet"})).is_null());
     }
 }

@@ -7,7 +7,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::jsonrpc::{Message, Notification, RequestId};
+use crate::jsonrpc::{ErrorObject, Message, Notification, RequestId};
+use crate::types::ClientRequest;
 use crate::version::{Era, ProtocolVersion};
 
 use super::Answer;
@@ -48,6 +49,16 @@ impl RequestContext {
             Some(r) => serde_json::from_str(r.get()),
             None => serde_json::from_str("{}"),
         }
+    }
+
+    /// Types the request once, straight from the raw params: what a server dispatches on, so
+    /// that the method is matched in one place and each handler gets its params typed.
+    ///
+    /// # Errors
+    /// -32601 for a method no client sends, -32602 (naming the method and the field) for
+    /// params that do not fit.
+    pub fn typed(&self) -> Result<ClientRequest, ErrorObject> {
+        ClientRequest::from_parts(&self.method, self.params.as_deref())
     }
 }
 

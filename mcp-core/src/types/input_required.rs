@@ -66,6 +66,11 @@ pub enum InputResponse {
     ListRoots(ListRootsResult),
     /// Answer to `elicitation/create`.
     Elicit(ElicitResult),
+    /// Anything else under a key (`null`, a malformed or unknown answer), kept as it came: a
+    /// server must still read the rest of the retry, and it alone knows whether it asked for
+    /// that key (an answer to a key it never asked for is ignored, a `null` one is no answer,
+    /// a malformed answer to its own question is the client's error).
+    Other(Value),
 }
 
 /// Server-chosen keys to requests.

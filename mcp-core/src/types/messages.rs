@@ -100,7 +100,7 @@ macro_rules! message_enum {
                 match method {
                     $($method => <$ty as ParamsCodec>::decode(params)
                         .map($name::$variant)
-                        .map_err(ErrorObject::invalid_params),)*
+                        .map_err(|e| ErrorObject::invalid_params(format_args!("{}: {e}", $method))),)*
                     other => Err(ErrorObject::method_not_found(other)),
                 }
             }
