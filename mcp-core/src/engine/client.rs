@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use crate::types::methods as m;
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
@@ -154,8 +155,8 @@ impl ClientEngine {
         }
         self.config.versions.latest(era).ok_or(Refused::WrongEra {
             method: match era {
-                Era::Legacy => "initialize".to_owned(),
-                Era::Modern => "server/discover".to_owned(),
+                Era::Legacy => m::INITIALIZE.to_owned(),
+                Era::Modern => m::SERVER_DISCOVER.to_owned(),
             },
             era,
         })
@@ -175,11 +176,11 @@ impl ClientEngine {
             "clientInfo": self.config.client_info,
         });
         let id = self.outgoing.allocate_id();
-        let msg = Request::new(id.clone(), "initialize", &params)
+        let msg = Request::new(id.clone(), m::INITIALIZE, &params)
             .map_err(|e| Refused::InvalidParams(e.to_string()))?;
         self.outgoing.insert(
             id.clone(),
-            "initialize",
+            m::INITIALIZE,
             None,
             None,
             now,
@@ -217,7 +218,7 @@ impl ClientEngine {
         self.check_can_handshake(Era::Modern)?;
         if version.era() != Era::Modern || !self.config.versions.contains(version) {
             return Err(Refused::WrongEra {
-                method: "server/discover".to_owned(),
+                method: m::SERVER_DISCOVER.to_owned(),
                 era: version.era(),
             });
         }
@@ -238,11 +239,11 @@ impl ClientEngine {
         let mut params = Map::new();
         self.envelope(&mut params, version);
         let id = self.outgoing.allocate_id();
-        let msg = Request::new(id.clone(), "server/discover", &params)
+        let msg = Request::new(id.clone(), m::SERVER_DISCOVER, &params)
             .map_err(|e| Refused::InvalidParams(e.to_string()))?;
         self.outgoing.insert(
             id.clone(),
-            "server/discover",
+            m::SERVER_DISCOVER,
             None,
             None,
             now,
@@ -298,7 +299,7 @@ impl ClientEngine {
         progress: bool,
     ) -> Result<(RequestId, Message), Refused> {
         let mut params = meta::params_object(params).map_err(Refused::InvalidParams)?;
-        if matches!(method, "initialize" | "server/discover") {
+        if matches!(method, m::INITIALIZE | m::SERVER_DISCOVER) {
             return Err(Refused::NotReady(
                 "handshake requests go through initialize_request or discover_request",
             ));
@@ -327,7 +328,7 @@ impl ClientEngine {
                 }
             }
             // The spec lets either side ping at any time of a legacy connection.
-            _ if method == "ping" && self.config.versions.speaks(Era::Legacy) => {}
+            _ if method == m::PING && self.config.versions.speaks(Era::Legacy) => {}
             _ => return Err(Refused::NotReady("the handshake is not done")),
         }
         let id = self.outgoing.allocate_id();
@@ -414,7 +415,7 @@ impl ClientEngine {
             server_info: result.server_info,
             capabilities,
             instructions: result.instructions,
-            send: Some(Notification::bare("notifications/initialized").into()),
+            send: Some(Notification::bare(m::NOTIFICATION_INITIALIZED).into()),
         })
     }
 
@@ -466,7 +467,7 @@ impl ClientEngine {
         if era == Era::Modern {
             return reply(ErrorObject::method_not_found(&req.method));
         }
-        if req.method == "ping" {
+        if req.method == m::PING {
             return ClientStep::Reply(
                 Response::new(req.id.clone(), &json!({}))
                     .map(Message::from)
@@ -630,6 +631,6 @@ impl ClientEngine {
     pub fn roots_list_changed(&self) -> Option<Message> {
         let legacy = self.era() == Some(Era::Legacy);
         (legacy && has_capability(&self.config.capabilities, &["roots", "listChanged"]))
-            .then(|| Notification::bare("notifications/roots/list_changed").into())
+            .then(|| Notification::bare(m::NOTIFICATION_ROOTS_LIST_CHANGED).into())
     }
 }

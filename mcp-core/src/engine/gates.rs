@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::types::methods as m;
 use crate::version::{Era, ProtocolVersion};
 
 use super::Refused;
@@ -12,15 +13,15 @@ use super::meta::has_capability;
 
 /// Methods of the legacy era only (2024-11-05 .. 2025-11-25) that 2026-07-28 removed.
 const LEGACY_ONLY: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
+    m::INITIALIZE,
+    m::PING,
+    m::LOGGING_SET_LEVEL,
+    m::RESOURCES_SUBSCRIBE,
+    m::RESOURCES_UNSUBSCRIBE,
 ];
 
 /// Methods that appeared with 2026-07-28.
-const MODERN_ONLY: &[&str] = &["server/discover", "subscriptions/listen"];
+const MODERN_ONLY: &[&str] = &[m::SERVER_DISCOVER, m::SUBSCRIPTIONS_LISTEN];
 
 /// Whether a client-to-server method exists in `era`. Methods this table does not know
 /// (extensions, experiments) exist everywhere: the application decides.
@@ -35,12 +36,12 @@ pub(crate) fn exists_in(method: &str, era: Era) -> bool {
 /// `None` for methods that need none (or that the table does not know).
 pub(crate) fn required_server_capability(method: &str) -> Option<&'static [&'static str]> {
     Some(match method {
-        "tools/list" | "tools/call" => &["tools"],
-        "resources/list" | "resources/templates/list" | "resources/read" => &["resources"],
-        "resources/subscribe" | "resources/unsubscribe" => &["resources", "subscribe"],
-        "prompts/list" | "prompts/get" => &["prompts"],
-        "completion/complete" => &["completions"],
-        "logging/setLevel" => &["logging"],
+        m::TOOLS_LIST | m::TOOLS_CALL => &["tools"],
+        m::RESOURCES_LIST | m::RESOURCES_TEMPLATES_LIST | m::RESOURCES_READ => &["resources"],
+        m::RESOURCES_SUBSCRIBE | m::RESOURCES_UNSUBSCRIBE => &["resources", "subscribe"],
+        m::PROMPTS_LIST | m::PROMPTS_GET => &["prompts"],
+        m::COMPLETION_COMPLETE => &["completions"],
+        m::LOGGING_SET_LEVEL => &["logging"],
         _ => return None,
     })
 }
@@ -48,9 +49,9 @@ pub(crate) fn required_server_capability(method: &str) -> Option<&'static [&'sta
 /// The client capability a server-to-client request needs (legacy era).
 pub(crate) fn required_client_capability(method: &str) -> Option<&'static str> {
     Some(match method {
-        "sampling/createMessage" => "sampling",
-        "elicitation/create" => "elicitation",
-        "roots/list" => "roots",
+        m::SAMPLING_CREATE_MESSAGE => "sampling",
+        m::ELICITATION_CREATE => "elicitation",
+        m::ROOTS_LIST => "roots",
         _ => return None,
     })
 }
@@ -125,7 +126,7 @@ pub(crate) fn check_client_capability(
         return Err(missing(cap));
     }
     match method {
-        "elicitation/create" => {
+        m::ELICITATION_CREATE => {
             too_old(ProtocolVersion::V2025_06_18)?;
             let elicitation = &caps["elicitation"];
             if shape.url_mode {
@@ -141,7 +142,7 @@ pub(crate) fn check_client_capability(
                 }
             }
         }
-        "sampling/createMessage"
+        m::SAMPLING_CREATE_MESSAGE
             if shape.with_tools && !has_capability(caps, &["sampling", "tools"]) =>
         {
             return Err(missing("sampling.tools"));

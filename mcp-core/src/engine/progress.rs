@@ -6,17 +6,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{Message, Notification, RequestId};
+use crate::types::methods;
 
 use super::meta::{LoggingLevel, ProgressToken, SUBSCRIPTION_ID_KEY};
 
 /// `notifications/progress`.
-pub const PROGRESS: &str = "notifications/progress";
+pub const PROGRESS: &str = methods::NOTIFICATION_PROGRESS;
 /// `notifications/cancelled`.
-pub const CANCELLED: &str = "notifications/cancelled";
+pub const CANCELLED: &str = methods::NOTIFICATION_CANCELLED;
 /// `notifications/message` (a log message).
-pub const LOG_MESSAGE: &str = "notifications/message";
+pub const LOG_MESSAGE: &str = methods::NOTIFICATION_MESSAGE;
 /// `notifications/resources/updated`.
-pub const RESOURCE_UPDATED: &str = "notifications/resources/updated";
+pub const RESOURCE_UPDATED: &str = methods::NOTIFICATION_RESOURCES_UPDATED;
 
 /// The peer reported progress on one of our requests.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::jsonrpc::{ErrorObject, Message, Notification, Request, RequestId, Response};
+use crate::types::methods as m;
 use crate::version::{Era, ProtocolVersion, VersionSet};
 
 use super::gates;
@@ -200,9 +201,9 @@ impl ServerEngine {
             return self.on_modern_request(req, head);
         }
         match req.method.as_str() {
-            "initialize" => return self.on_initialize(req),
-            "ping" => return self.ok(req.id, json!({})),
-            "server/discover" if speaks_modern && !matches!(self.mode, Mode::Legacy(_)) => {
+            m::INITIALIZE => return self.on_initialize(req),
+            m::PING => return self.ok(req.id, json!({})),
+            m::SERVER_DISCOVER if speaks_modern && !matches!(self.mode, Mode::Legacy(_)) => {
                 return self.discover(req.id, None);
             }
             _ => {}
@@ -228,7 +229,7 @@ impl ServerEngine {
                 return reply(ErrorObject::method_not_found(&req.method));
             }
         }
-        if req.method == "logging/setLevel" {
+        if req.method == m::LOGGING_SET_LEVEL {
             return self.set_level(req);
         }
         let ctx = RequestContext {
@@ -267,7 +268,7 @@ impl ServerEngine {
             Ok(v) => v,
             Err(supported) => return reply(meta::unsupported_version_error(requested, &supported)),
         };
-        if req.method != "server/discover" && !gates::exists_in(&req.method, Era::Modern) {
+        if req.method != m::SERVER_DISCOVER && !gates::exists_in(&req.method, Era::Modern) {
             return reply(ErrorObject::method_not_found(&req.method));
         }
         // Strict on purpose: the revision makes the field required and forbids inferring it
@@ -283,7 +284,7 @@ impl ServerEngine {
                 "_meta {CLIENT_CAPABILITIES_KEY} must be an object"
             )));
         }
-        if req.method == "server/discover" {
+        if req.method == m::SERVER_DISCOVER {
             return self.discover(req.id, Some(version));
         }
         let log_level = match head.log_level {
@@ -382,7 +383,7 @@ impl ServerEngine {
         }
         // Leave out what the negotiated revision does not know (a title before 2025-06-18,
         // `completions` before 2025-03-26, ...). Our own answer always fits some shape.
-        if let Err(e) = crate::types::shape::result("initialize", &mut result, version) {
+        if let Err(e) = crate::types::shape::result(m::INITIALIZE, &mut result, version) {
             return reply(ErrorObject::internal(e));
         }
         self.ok(req.id, result)
@@ -423,7 +424,7 @@ impl ServerEngine {
 
     fn on_notification(&mut self, n: Notification, now: Instant) -> ServerStep {
         match n.method.as_str() {
-            "notifications/initialized" => match &mut self.mode {
+            m::NOTIFICATION_INITIALIZED => match &mut self.mode {
                 Mode::Legacy(s) if !s.initialized => {
                     s.initialized = true;
                     ServerStep::Notice(ClientNotice::Initialized)
@@ -458,7 +459,7 @@ impl ServerEngine {
                     None => ServerStep::Nothing,
                 }
             }
-            "notifications/roots/list_changed" if matches!(self.mode, Mode::Legacy(_)) => {
+            m::NOTIFICATION_ROOTS_LIST_CHANGED if matches!(self.mode, Mode::Legacy(_)) => {
                 ServerStep::Notice(ClientNotice::RootsListChanged)
             }
             _ => ServerStep::Notice(ClientNotice::Other(n)),
@@ -536,7 +537,7 @@ impl ServerEngine {
                 });
             }
         };
-        if !session.initialized && method != "ping" {
+        if !session.initialized && method != m::PING {
             return Err(Refused::NotReady(
                 "the client has not sent notifications/initialized",
             ));

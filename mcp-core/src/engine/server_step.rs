@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::jsonrpc::{ErrorObject, Message, Notification, RequestId};
-use crate::types::ClientRequest;
+use crate::types::{ClientRequest, methods};
 use crate::version::{Era, ProtocolVersion};
 
 use super::Answer;
@@ -114,9 +114,9 @@ pub enum ListKind {
 impl ListKind {
     pub(crate) fn method(self) -> &'static str {
         match self {
-            ListKind::Tools => "notifications/tools/list_changed",
-            ListKind::Prompts => "notifications/prompts/list_changed",
-            ListKind::Resources => "notifications/resources/list_changed",
+            ListKind::Tools => methods::NOTIFICATION_TOOLS_LIST_CHANGED,
+            ListKind::Prompts => methods::NOTIFICATION_PROMPTS_LIST_CHANGED,
+            ListKind::Resources => methods::NOTIFICATION_RESOURCES_LIST_CHANGED,
         }
     }
     pub(crate) fn capability(self) -> &'static str {

@@ -9,21 +9,18 @@ use serde_json::{Map, Value};
 
 use super::common::{Meta, RequestParams, ResultType};
 use super::elicitation::{ElicitRequestParams, ElicitResult};
+use super::methods;
 use super::roots::ListRootsResult;
 use super::sampling::{CreateMessageRequestParams, CreateMessageResult};
 
 /// A request the server needs the client to fulfil, as `{method, params}`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "method", content = "params")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum InputRequest {
     /// `elicitation/create`.
-    #[serde(rename = "elicitation/create")]
     Elicit(ElicitRequestParams),
     /// `sampling/createMessage` (deprecated).
-    #[serde(rename = "sampling/createMessage")]
     CreateMessage(CreateMessageRequestParams),
     /// `roots/list` (deprecated).
-    #[serde(rename = "roots/list")]
     ListRoots(Option<RequestParams>),
 }
 
@@ -31,10 +28,44 @@ impl InputRequest {
     /// The method name.
     pub fn method(&self) -> &'static str {
         match self {
-            InputRequest::Elicit(_) => super::methods::ELICITATION_CREATE,
-            InputRequest::CreateMessage(_) => super::methods::SAMPLING_CREATE_MESSAGE,
-            InputRequest::ListRoots(_) => super::methods::ROOTS_LIST,
+            InputRequest::Elicit(_) => methods::ELICITATION_CREATE,
+            InputRequest::CreateMessage(_) => methods::SAMPLING_CREATE_MESSAGE,
+            InputRequest::ListRoots(_) => methods::ROOTS_LIST,
         }
+    }
+}
+
+// Read by hand so that the method names come from `methods` (a derive would need them
+// spelled out again as literals).
+impl<'de> Deserialize<'de> for InputRequest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        struct Parts {
+            method: String,
+            #[serde(default)]
+            params: Option<Value>,
+        }
+        let Parts { method, params } = Parts::deserialize(d)?;
+        let params = params.unwrap_or(Value::Null);
+        let r = match method.as_str() {
+            methods::ELICITATION_CREATE => serde_json::from_value(params).map(InputRequest::Elicit),
+            methods::SAMPLING_CREATE_MESSAGE => {
+                serde_json::from_value(params).map(InputRequest::CreateMessage)
+            }
+            methods::ROOTS_LIST => serde_json::from_value(params).map(InputRequest::ListRoots),
+            other => {
+                return Err(D::Error::unknown_variant(
+                    other,
+                    &[
+                        methods::ELICITATION_CREATE,
+                        methods::SAMPLING_CREATE_MESSAGE,
+                        methods::ROOTS_LIST,
+                    ],
+                ));
+            }
+        };
+        r.map_err(D::Error::custom)
     }
 }
 
