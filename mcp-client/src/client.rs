@@ -9,7 +9,7 @@ use mcp_core::engine::{LoggingLevel, Outcome, Refused, Timeout};
 use mcp_core::types::{
     CallToolResult, CompleteArgument, CompleteRequestParams, CompleteResult, EmptyResult,
     GetPromptResult, InputRequiredResult, PromptReference, ReadResourceResult, Reference,
-    ResourceTemplateReference, SubscriptionFilter,
+    ResourceTemplateReference, SubscriptionFilter, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::de::DeserializeOwned;
@@ -234,7 +234,7 @@ impl Client {
         if !arguments.is_null() {
             params["arguments"] = object(arguments)?;
         }
-        self.request_with("tools/call", params, options)
+        self.request_with(methods::TOOLS_CALL, params, options)
     }
 
     /// Reads a resource.
@@ -254,7 +254,7 @@ impl Client {
         uri: &str,
         options: &CallOptions,
     ) -> Result<ReadResourceResult, Error> {
-        self.request_with("resources/read", json!({"uri": uri}), options)
+        self.request_with(methods::RESOURCES_READ, json!({"uri": uri}), options)
     }
 
     /// Gets a prompt with these arguments (names to string values).
@@ -293,7 +293,7 @@ impl Client {
         if !args.is_empty() {
             params["arguments"] = Value::Object(args);
         }
-        self.request_with("prompts/get", params, options)
+        self.request_with(methods::PROMPTS_GET, params, options)
     }
 
     /// `completion/complete` with full params.
@@ -303,7 +303,7 @@ impl Client {
     pub fn complete(&self, params: &CompleteRequestParams) -> Result<CompleteResult, Error> {
         let params = serde_json::to_value(params)
             .map_err(|e| Error::Refused(Refused::InvalidParams(e.to_string())))?;
-        self.request("completion/complete", params)
+        self.request(methods::COMPLETION_COMPLETE, params)
     }
 
     /// Completes argument `argument` of prompt `prompt`, given what was typed so far.
@@ -353,7 +353,7 @@ impl Client {
     /// # Errors
     /// [`Error::Refused`] in the 2026-07-28 era or when the server cannot subscribe.
     pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        self.request::<EmptyResult>("resources/subscribe", json!({"uri": uri}))
+        self.request::<EmptyResult>(methods::RESOURCES_SUBSCRIBE, json!({"uri": uri}))
             .map(drop)
     }
 
@@ -362,7 +362,7 @@ impl Client {
     /// # Errors
     /// As [`Client::subscribe`].
     pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        self.request::<EmptyResult>("resources/unsubscribe", json!({"uri": uri}))
+        self.request::<EmptyResult>(methods::RESOURCES_UNSUBSCRIBE, json!({"uri": uri}))
             .map(drop)
     }
 
@@ -389,7 +389,7 @@ impl Client {
             self.shared.state().engine.set_log_level(Some(level));
             return Ok(());
         }
-        self.request::<EmptyResult>("logging/setLevel", json!({"level": level.as_str()}))
+        self.request::<EmptyResult>(methods::LOGGING_SET_LEVEL, json!({"level": level.as_str()}))
             .map(drop)
     }
 
@@ -398,7 +398,8 @@ impl Client {
     /// # Errors
     /// [`Error::Refused`] in 2026-07-28, which removed `ping`.
     pub fn ping(&self) -> Result<(), Error> {
-        self.request::<EmptyResult>("ping", json!({})).map(drop)
+        self.request::<EmptyResult>(methods::PING, json!({}))
+            .map(drop)
     }
 
     /// Legacy era: tells the server the roots changed (`notifications/roots/list_changed`).

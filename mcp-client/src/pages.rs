@@ -6,7 +6,7 @@ use std::vec;
 
 use mcp_core::types::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
-    Resource, ResourceTemplate, Tool,
+    Resource, ResourceTemplate, Tool, methods,
 };
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -40,7 +40,7 @@ pub enum Resources {}
 pub enum ResourceTemplates {}
 
 impl PageKind for Tools {
-    const METHOD: &'static str = "tools/list";
+    const METHOD: &'static str = methods::TOOLS_LIST;
     type Page = ListToolsResult;
     type Item = Tool;
     fn split(p: ListToolsResult) -> (Vec<Tool>, Option<String>) {
@@ -49,7 +49,7 @@ impl PageKind for Tools {
 }
 
 impl PageKind for Prompts {
-    const METHOD: &'static str = "prompts/list";
+    const METHOD: &'static str = methods::PROMPTS_LIST;
     type Page = ListPromptsResult;
     type Item = Prompt;
     fn split(p: ListPromptsResult) -> (Vec<Prompt>, Option<String>) {
@@ -58,7 +58,7 @@ impl PageKind for Prompts {
 }
 
 impl PageKind for Resources {
-    const METHOD: &'static str = "resources/list";
+    const METHOD: &'static str = methods::RESOURCES_LIST;
     type Page = ListResourcesResult;
     type Item = Resource;
     fn split(p: ListResourcesResult) -> (Vec<Resource>, Option<String>) {
@@ -67,7 +67,7 @@ impl PageKind for Resources {
 }
 
 impl PageKind for ResourceTemplates {
-    const METHOD: &'static str = "resources/templates/list";
+    const METHOD: &'static str = methods::RESOURCES_TEMPLATES_LIST;
     type Page = ListResourceTemplatesResult;
     type Item = ResourceTemplate;
     fn split(p: ListResourceTemplatesResult) -> (Vec<ResourceTemplate>, Option<String>) {

@@ -119,3 +119,20 @@ fn input_responses_keep_what_fits_no_answer_type_for_the_server_to_judge() {
     // Kept as it came, so it writes back the same.
     assert_eq!(serde_json::to_value(&r["odd"]).unwrap(), json!(12345));
 }
+
+#[test]
+fn the_param_naming_a_target_is_name_or_uri_for_the_three_targeted_requests_only() {
+    assert_eq!(methods::name_param(methods::TOOLS_CALL), Some("name"));
+    assert_eq!(methods::name_param(methods::PROMPTS_GET), Some("name"));
+    assert_eq!(methods::name_param(methods::RESOURCES_READ), Some("uri"));
+    for m in methods::ALL.iter().filter(|m| {
+        ![
+            methods::TOOLS_CALL,
+            methods::PROMPTS_GET,
+            methods::RESOURCES_READ,
+        ]
+        .contains(m)
+    }) {
+        assert_eq!(methods::name_param(m), None, "{m}");
+    }
+}

@@ -170,3 +170,15 @@ pub fn is_input_request(method: &str) -> bool {
         SAMPLING_CREATE_MESSAGE | ELICITATION_CREATE | ROOTS_LIST
     )
 }
+
+/// The param that names a request's target, which 2026-07-28 HTTP mirrors in the `Mcp-Name`
+/// header: `name` for `tools/call` and `prompts/get`, `uri` for `resources/read`, `None` for
+/// every other method. Kept here so the client that writes the header and the server that
+/// checks it cannot disagree.
+pub fn name_param(method: &str) -> Option<&'static str> {
+    match method {
+        TOOLS_CALL | PROMPTS_GET => Some("name"),
+        RESOURCES_READ => Some("uri"),
+        _ => None,
+    }
+}

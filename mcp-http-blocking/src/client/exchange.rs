@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crossbeam_channel::select;
 use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes, decode};
+use mcp_core::types::methods;
 use serde_json::Value;
 use ureq::http::Response;
 use ureq::{Body, BodyReader, RequestBuilder};
@@ -220,7 +221,9 @@ impl Shared {
         let Message::Response(r) = &msg else {
             return msg;
         };
-        if shape.modern_version.is_none() || shape.rpc_method.as_deref() != Some("tools/list") {
+        if shape.modern_version.is_none()
+            || shape.rpc_method.as_deref() != Some(methods::TOOLS_LIST)
+        {
             return msg;
         }
         let Ok(mut result) = r.result::<Value>() else {

@@ -4,6 +4,7 @@
 
 use crate::base64::base64;
 use mcp_core::jsonrpc::Message;
+use mcp_core::types::methods;
 use serde_json::Value;
 
 /// The `_meta` key of a 2026-07-28 request's protocol revision.
@@ -37,13 +38,9 @@ pub(crate) fn shape(msg: &Message) -> Shape {
                 .and_then(|m| m.get(META_VERSION))
                 .and_then(Value::as_str)
                 .map(str::to_owned);
-            let name_key = match r.method.as_str() {
-                "tools/call" | "prompts/get" => Some("name"),
-                "resources/read" => Some("uri"),
-                _ => None,
-            };
+            let name_key = methods::name_param(&r.method);
             let modern = modern_version.is_some();
-            let call = (modern && r.method == "tools/call")
+            let call = (modern && r.method == methods::TOOLS_CALL)
                 .then(|| {
                     let name = params.get("name").and_then(Value::as_str)?;
                     let args = params.get("arguments").cloned().unwrap_or(Value::Null);
@@ -59,11 +56,11 @@ pub(crate) fn shape(msg: &Message) -> Shape {
                     .and_then(|k| params.get(k).and_then(Value::as_str))
                     .map(encode_value),
                 modern_version,
-                is_initialize: r.method == "initialize",
+                is_initialize: r.method == methods::INITIALIZE,
                 cancels: None,
             }
         }
-        Message::Notification(n) if n.method == "notifications/cancelled" => Shape {
+        Message::Notification(n) if n.method == methods::NOTIFICATION_CANCELLED => Shape {
             cancels: n
                 .params_value()
                 .get("requestId")

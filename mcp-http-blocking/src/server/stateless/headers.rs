@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use mcp_core::jsonrpc::{ErrorObject, Message, RequestId, codes};
+use mcp_core::types::methods;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -124,11 +125,7 @@ pub(crate) fn check_headers(
         Some(None) => return Err(mismatch(id, "Mcp-Method header is not valid base64".into())),
         None => return Err(mismatch(id, "the Mcp-Method header is required".into())),
     }
-    let name_key = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
+    let name_key = methods::name_param(method);
     if let Some(key) = name_key {
         let body_name = if key == "name" {
             head.name.as_deref()
