@@ -71,32 +71,43 @@ fn context(method: &str, params: Option<&str>) -> RequestContext {
 fn a_request_context_types_its_request_or_says_what_is_wrong() {
     let rc = context(
         methods::TOOLS_CALL,
-        Some(r#"{"name":"echo","arguments":{"m":1}}"#),
+        Some(r#"{"name":"echo","arguments":{"m":1},"_meta":{"progressToken":7}}"#),
     );
-    match rc.typed().unwrap() {
+    match rc.typed_without_meta().unwrap() {
         ClientRequest::CallTool(p) => {
             assert_eq!(p.name, "echo");
             assert_eq!(p.arguments.unwrap()["m"], 1);
+            // The context has read the envelope; the typed params leave it out.
+            assert_eq!(p.meta, None);
         }
+        other => panic!("{other:?}"),
+    }
+    // Typed in full, the same params keep it.
+    match ClientRequest::from_parts(&rc.method, rc.params.as_deref()).unwrap() {
+        ClientRequest::CallTool(p) => assert_eq!(p.meta.unwrap()["progressToken"], 7),
         other => panic!("{other:?}"),
     }
     // Absent params read as `{}`: fine for a list, a missing field for a call.
     assert!(matches!(
-        context(methods::TOOLS_LIST, None).typed(),
+        context(methods::TOOLS_LIST, None).typed_without_meta(),
         Ok(ClientRequest::ListTools(_))
     ));
-    let e = context(methods::TOOLS_CALL, None).typed().unwrap_err();
+    let e = context(methods::TOOLS_CALL, None)
+        .typed_without_meta()
+        .unwrap_err();
     assert_eq!(e.code, codes::INVALID_PARAMS);
     assert!(
         e.message.contains(methods::TOOLS_CALL) && e.message.contains("`name`"),
         "{}",
         e.message
     );
-    let e = context("tools/nope", Some("{}")).typed().unwrap_err();
+    let e = context("tools/nope", Some("{}"))
+        .typed_without_meta()
+        .unwrap_err();
     assert_eq!(e.code, codes::METHOD_NOT_FOUND);
     // A server-to-client method is no client request.
     let e = context(methods::SAMPLING_CREATE_MESSAGE, Some("{}"))
-        .typed()
+        .typed_without_meta()
         .unwrap_err();
     assert_eq!(e.code, codes::METHOD_NOT_FOUND);
 }

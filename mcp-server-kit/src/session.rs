@@ -108,7 +108,7 @@ impl KitSession {
     /// one match over every client request: no method string is compared here.
     fn dispatch(&self, rc: RequestContext) {
         let version = rc.protocol_version;
-        let req = match rc.typed() {
+        let req = match rc.typed_without_meta() {
             Ok(req) => req,
             Err(e) => {
                 self.finish(&rc.id, &rc.method, version, Outcome::Error(e));

@@ -18,6 +18,14 @@ pub trait ParamsCodec: Sized {
     /// # Errors
     /// When the params do not fit the type.
     fn decode(raw: Option<&RawValue>) -> Result<Self, serde_json::Error>;
+    /// Reads params as [`decode`](Self::decode) does, with their top-level `_meta` left out
+    /// unread (`meta` is then `None`).
+    ///
+    /// # Errors
+    /// When the params do not fit the type.
+    fn decode_without_meta(raw: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+        Self::decode(raw)
+    }
     /// Writes params (`None` to leave them out).
     ///
     /// # Errors
@@ -29,6 +37,9 @@ impl<T: DeserializeOwned + Serialize> ParamsCodec for Option<T> {
     fn decode(raw: Option<&RawValue>) -> Result<Self, serde_json::Error> {
         raw.map(|r| serde_json::from_str(r.get())).transpose()
     }
+    fn decode_without_meta(raw: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+        raw.map(|r| super::sans_meta::from_str(r.get())).transpose()
+    }
     fn encode(&self) -> Result<Option<Box<RawValue>>, serde_json::Error> {
         self.as_ref().map(jsonrpc::to_raw).transpose()
     }
@@ -39,6 +50,9 @@ macro_rules! required_params {
         impl ParamsCodec for $t {
             fn decode(raw: Option<&RawValue>) -> Result<Self, serde_json::Error> {
                 serde_json::from_str(raw.map_or("{}", RawValue::get))
+            }
+            fn decode_without_meta(raw: Option<&RawValue>) -> Result<Self, serde_json::Error> {
+                super::sans_meta::from_str(raw.map_or("{}", RawValue::get))
             }
             fn encode(&self) -> Result<Option<Box<RawValue>>, serde_json::Error> {
                 jsonrpc::to_raw(self).map(Some)
@@ -99,6 +113,21 @@ macro_rules! message_enum {
             pub fn from_parts(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorObject> {
                 match method {
                     $($method => <$ty as ParamsCodec>::decode(params)
+                        .map($name::$variant)
+                        .map_err(|e| ErrorObject::invalid_params(format_args!("{}: {e}", $method))),)*
+                    other => Err(ErrorObject::method_not_found(other)),
+                }
+            }
+
+            /// Types a method name and raw params as [`from_parts`](Self::from_parts) does, with
+            /// the params' top-level `_meta` left out unread (`meta: None`): for a server whose
+            /// engine has read the envelope already, that object is work done twice.
+            ///
+            /// # Errors
+            /// -32601 for a method not in this set, -32602 for params that do not fit.
+            pub fn from_parts_without_meta(method: &str, params: Option<&RawValue>) -> Result<Self, ErrorObject> {
+                match method {
+                    $($method => <$ty as ParamsCodec>::decode_without_meta(params)
                         .map($name::$variant)
                         .map_err(|e| ErrorObject::invalid_params(format_args!("{}: {e}", $method))),)*
                     other => Err(ErrorObject::method_not_found(other)),

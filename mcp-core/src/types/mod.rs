@@ -37,6 +37,7 @@ mod prompts;
 mod resources;
 mod roots;
 mod sampling;
+mod sans_meta;
 pub mod shape;
 mod subscriptions;
 mod tasks;
