@@ -11,7 +11,6 @@
 //! ...), or by the key a handler names with [`Context::elicit_as`] and its siblings, for
 //! clients and tests that expect particular keys.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -325,20 +324,6 @@ pub(crate) fn has_capability(caps: &Value, path: &str) -> bool {
         }
     }
     true
-}
-
-/// Turns the arguments of a prompt (strings) into the map handlers get.
-pub(crate) fn string_args(v: Option<&Map<String, Value>>) -> BTreeMap<String, String> {
-    v.into_iter()
-        .flatten()
-        .map(|(k, v)| {
-            let s = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            (k.clone(), s)
-        })
-        .collect()
 }
 
 #[cfg(test)]
