@@ -502,7 +502,7 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
 
 #[cfg(test)]
 mod typed_dispatch_tests {
-    use std::sync::mpsc::{Receiver, Sender, channel};
+    use std::sync::mpsc::Receiver;
 
     use mcp_core::jsonrpc::decode;
     use mcp_core::service::{Closed, Service};
@@ -510,7 +510,7 @@ mod typed_dispatch_tests {
     use super::*;
     use crate::{NoArgs, Server, Tool};
 
-    struct Collect(Mutex<Sender<Message>>);
+    struct Collect(Mutex<SyncSender<Message>>);
 
     impl Outbound for Collect {
         fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
@@ -525,7 +525,8 @@ mod typed_dispatch_tests {
     fn open() -> (Arc<dyn Session>, Receiver<Message>) {
         let tool = Tool::new("quiet", |_: NoArgs, _: &Context| Ok::<_, Error>("ok"));
         let server = Server::builder("t", "1").tool(tool).build().unwrap();
-        let (tx, rx) = channel();
+        // Each test reads every answer before it sends the next request: one slot would do.
+        let (tx, rx) = sync_channel(8);
         let s = server.open(
             SessionInfo::new(TransportKind::Memory),
             Arc::new(Collect(Mutex::new(tx))),
