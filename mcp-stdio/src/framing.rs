@@ -167,7 +167,7 @@ fn is_blank(line: &[u8]) -> bool {
 /// `Decode` error (-32600) otherwise.
 ///
 /// ```
-/// use mcp_stdio::framing::MessageReader;
+/// use mcp_stdio::MessageReader;
 ///
 /// let input = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n\nnot json\n";
 /// let mut reader = MessageReader::new(&input[..]);

@@ -9,8 +9,8 @@
 //! - **Starting a server as a child process** and talking to it through a pair of bounded
 //!   channels ([`ChildBuilder`], [`Connection`]), with the stop sequence the MCP spec asks for
 //!   (close stdin, SIGTERM, SIGKILL).
-//! - **Framing** for anyone with their own loop ([`framing::MessageReader`],
-//!   [`framing::MessageWriter`]): CRLF and blank lines tolerated, bad lines reported for an
+//! - **Framing** for anyone with their own loop ([`MessageReader`],
+//!   [`MessageWriter`]): CRLF and blank lines tolerated, bad lines reported for an
 //!   answer rather than fatal, over-long lines discarded in bounded memory.
 //!
 //! What it is not for: it knows nothing of MCP methods, lifecycle or capabilities (that is the
@@ -22,11 +22,11 @@
 //! # A request's path through the crate
 //!
 //! 1. [`serve_on`] (`server`) opens the service's session and starts the threads.
-//! 2. A reading thread of the `relay` reads a line with [`framing::MessageReader`] and hands the
+//! 2. A reading thread of the `relay` reads a line with [`MessageReader`] and hands the
 //!    message to `Session::handle`; a watchdog passes the reading on to a new thread if that
 //!    blocks.
 //! 3. The session answers through its `Outbound` (`output`): written at once when nothing is
-//!    queued, else queued for the writer thread, both through [`framing::MessageWriter`].
+//!    queued, else queued for the writer thread, both through [`MessageWriter`].
 //!
 //! On the client side, [`ChildBuilder`] (`child`) starts the server and a [`Connection`]
 //! (`connection`) carries the messages, framed the same way.
@@ -78,16 +78,16 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod child;
-pub mod connection;
+mod child;
+mod connection;
 mod error;
-pub mod framing;
+mod framing;
 mod output;
 mod relay;
-pub mod server;
+mod server;
 
 pub use child::{ChildBuilder, ChildHandle};
 pub use connection::{Connection, memory};
 pub use error::Error;
-pub use framing::{FrameError, MessageReader, MessageWriter};
+pub use framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader, MessageWriter};
 pub use server::{Config, ConfigBuilder, serve, serve_on, serve_with};
