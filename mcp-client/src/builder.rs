@@ -21,7 +21,8 @@ use crate::connection::{NotificationCallback, Shared, spawn_reader};
 use crate::era_cache::EraCache;
 use crate::error::{Closed, Error};
 use crate::handlers::Handlers;
-use crate::transport::{Incoming, StdioTransport, Transport};
+use crate::transport::{StdioTransport, Transport};
+use mcp_core::transport::Incoming;
 
 /// Which protocol era (or exact revision) to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -309,9 +310,7 @@ impl ClientBuilder {
         let reader = match spawn_reader(Arc::clone(&shared), parts) {
             Ok(r) => r,
             Err(e) => {
-                shared.shut(Closed::Broken(
-                    "the client could not start its threads".into(),
-                ));
+                shared.shut(Closed::ThreadsNotStarted);
                 if let Some(mut c) = shared.control.lock().ok().and_then(|mut c| c.take()) {
                     let _ = c.close();
                 }
@@ -438,15 +437,17 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
             let msg = match item {
                 Incoming::Message(m) => m,
                 Incoming::Broken(why) => {
-                    return Err(HandshakeFailure::Other(Error::Closed(Closed::Broken(why))));
+                    return Err(HandshakeFailure::Other(Error::Closed(Closed::Broken(
+                        why.into(),
+                    ))));
                 }
-                Incoming::Malformed { reason, .. } => {
-                    log::warn!(target: "mcp_client", "during the handshake: {reason}");
+                Incoming::Malformed { error, .. } => {
+                    log::warn!(target: "mcp_client", "during the handshake: {error}");
                     continue;
                 }
                 // The server was not reached: no other era would fare better.
-                Incoming::Failed { reason, .. } => {
-                    return Err(HandshakeFailure::Other(Error::Transport(reason.into())));
+                Incoming::Failed { error, .. } => {
+                    return Err(HandshakeFailure::Other(Error::Transport(error)));
                 }
             };
             match self.engine.handle(msg, Instant::now()) {

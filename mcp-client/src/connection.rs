@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use crate::error::{Closed, Error, Unexpected};
 use crate::handlers::Handlers;
-use crate::transport::{Incoming, Transport};
+use crate::transport::Transport;
+use mcp_core::transport::Incoming;
 
 /// A per-call progress callback.
 pub type ProgressCallback = Arc<dyn Fn(&ProgressUpdate) + Send + Sync>;
@@ -415,16 +416,16 @@ fn fail_call(shared: &Shared, id: &RequestId, error: Error) {
 fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> Option<Closed> {
     let msg = match item {
         Incoming::Message(m) => m,
-        Incoming::Broken(why) => return Some(Closed::Broken(why)),
-        Incoming::Malformed { id, reason } => {
-            log::warn!(target: "mcp_client", "from the server: {reason}");
+        Incoming::Broken(why) => return Some(Closed::Broken(why.into())),
+        Incoming::Malformed { id, error } => {
+            log::warn!(target: "mcp_client", "from the server: {error}");
             if let Some(id) = id {
-                fail_call(shared, &id, Unexpected::Malformed(reason).into());
+                fail_call(shared, &id, Unexpected::Malformed(error.into()).into());
             }
             return None;
         }
-        Incoming::Failed { id, reason } => {
-            fail_call(shared, &id, Error::Transport(reason.into()));
+        Incoming::Failed { id, error } => {
+            fail_call(shared, &id, Error::Transport(error));
             return None;
         }
     };

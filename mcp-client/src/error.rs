@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io;
 use std::process::ExitStatus;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_core::engine::{HandshakeError, Refused};
@@ -75,8 +76,12 @@ pub enum Error {
     Transport(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// A transport's own error, shared by every call it fails (see
+/// [`Closed::Broken`], [`Unexpected::Malformed`]).
+pub type SharedError = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Why the connection is closed ([`Error::Closed`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Closed {
     /// The server process exited.
@@ -99,8 +104,10 @@ pub enum Closed {
     ByClient,
     /// The server does not read its input (a send found it closed or full).
     NotReading,
-    /// The transport broke, in its own words (a read failed, an HTTP session was forgotten).
-    Broken(String),
+    /// The transport broke: its own error (a read failed, an HTTP session was forgotten).
+    Broken(SharedError),
+    /// The client could not start its threads.
+    ThreadsNotStarted,
     /// The client's reader thread panicked.
     ReaderPanicked,
 }
@@ -118,14 +125,24 @@ impl fmt::Display for Closed {
             Closed::StreamEnded => f.write_str("the listen stream ended"),
             Closed::ByClient => f.write_str("the client was closed"),
             Closed::NotReading => f.write_str("the server does not read its input"),
-            Closed::Broken(why) => f.write_str(why),
+            Closed::Broken(why) => write!(f, "the transport broke: {why}"),
+            Closed::ThreadsNotStarted => f.write_str("the client could not start its threads"),
             Closed::ReaderPanicked => f.write_str("the client's reader thread panicked"),
         }
     }
 }
 
+impl std::error::Error for Closed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Closed::Broken(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
 /// A server answer that decoded but breaks the protocol ([`Error::Unexpected`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum Unexpected {
     /// A result of a `resultType` this client does not handle.
@@ -153,8 +170,8 @@ pub enum Unexpected {
         cursor: String,
     },
     /// The transport delivered something for this call that was not a message
-    /// ([`Incoming::Malformed`](crate::Incoming::Malformed)), in its words.
-    Malformed(String),
+    /// ([`Incoming::Malformed`](mcp_core::transport::Incoming::Malformed)): its error.
+    Malformed(SharedError),
 }
 
 impl fmt::Display for Unexpected {
@@ -177,10 +194,32 @@ impl fmt::Display for Unexpected {
             Unexpected::RepeatedCursor { method, cursor } => {
                 write!(f, "{method} returned the cursor {cursor:?} twice")
             }
-            Unexpected::Malformed(why) => f.write_str(why),
+            Unexpected::Malformed(why) => write!(f, "not a message: {why}"),
         }
     }
 }
+
+impl std::error::Error for Unexpected {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Unexpected::Malformed(e) => Some(e.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// An error that ended a listen stream, repeated to later calls as [`Closed::Broken`] (the
+/// first caller got the error itself; the later ones get what it said).
+#[derive(Debug)]
+pub(crate) struct EndedEarlier(pub(crate) String);
+
+impl fmt::Display for EndedEarlier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the stream ended earlier: {}", self.0)
+    }
+}
+
+impl std::error::Error for EndedEarlier {}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -231,6 +270,8 @@ impl std::error::Error for Error {
             Error::Decode { source, .. } => Some(source),
             Error::Input { source, .. } => Some(source.as_ref()),
             Error::Transport(e) => Some(e.as_ref()),
+            Error::Closed(e) => Some(e),
+            Error::Unexpected(e) => Some(e),
             _ => None,
         }
     }
@@ -305,7 +346,23 @@ mod tests {
             source: Box::new(ErrorObject::internal("no roots")),
         };
         assert!(e.source().unwrap().is::<ErrorObject>());
-        assert!(Error::Closed(Closed::ByClient).source().is_none());
+        assert!(
+            Error::Closed(Closed::ByClient)
+                .source()
+                .unwrap()
+                .source()
+                .is_none()
+        );
+
+        let io = std::io::Error::other("pipe gone");
+        let e = Error::Closed(Closed::Broken(Arc::new(io)));
+        let inner = e.source().unwrap().source().unwrap();
+        assert!(inner.is::<std::io::Error>(), "{e}");
+        let e = Error::Unexpected(Unexpected::Malformed(Arc::new(
+            mcp_core::jsonrpc::decode(b"{").unwrap_err(),
+        )));
+        let inner = e.source().unwrap().source().unwrap();
+        assert!(inner.is::<mcp_core::jsonrpc::DecodeError>(), "{e}");
     }
 
     #[cfg(feature = "http")]

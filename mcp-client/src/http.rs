@@ -6,26 +6,16 @@ use std::process::ExitStatus;
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_core::jsonrpc::Message;
+use mcp_core::transport::Incoming;
 use mcp_core::version::{Era, ProtocolVersion};
 pub use mcp_http_blocking::client::{
-    AuthError, AuthProvider, BearerToken, Challenge, ClientEvent, HttpClient, HttpClientConfig,
+    AuthError, AuthProvider, BearerToken, Challenge, HttpClient, HttpClientConfig,
 };
 
 use crate::builder::ClientBuilder;
 use crate::client::Client;
 use crate::error::{Closed, Error};
-use crate::transport::{Incoming, Transport};
-
-impl From<ClientEvent> for Incoming {
-    fn from(ev: ClientEvent) -> Self {
-        match ev {
-            ClientEvent::Message(m) => Incoming::Message(m),
-            ClientEvent::Malformed { id, reason } => Incoming::Malformed { id, reason },
-            ClientEvent::Broken(why) => Incoming::Broken(why),
-            ClientEvent::Failed { id, reason } => Incoming::Failed { id, reason },
-        }
-    }
-}
+use crate::transport::Transport;
 
 /// A Streamable HTTP connection to one MCP endpoint (`http://host:port/mcp`).
 #[derive(Debug)]
@@ -58,13 +48,13 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
-    type Incoming = ClientEvent;
+    type Item = Incoming;
 
     fn sender(&self) -> Sender<Message> {
         self.inner.sender()
     }
 
-    fn receiver(&self) -> Receiver<ClientEvent> {
+    fn receiver(&self) -> Receiver<Incoming> {
         self.inner.receiver()
     }
 
@@ -79,7 +69,9 @@ impl Transport for HttpTransport {
     }
 
     fn end_reason(&mut self) -> Option<Closed> {
-        self.inner.end_reason().map(Closed::Broken)
+        self.inner
+            .end_reason()
+            .map(|e| Closed::Broken(std::sync::Arc::new(e)))
     }
 
     fn server_key(&self) -> Option<String> {

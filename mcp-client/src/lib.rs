@@ -70,17 +70,15 @@ pub use call::{CallOptions, CancelHandle};
 pub use client::{Client, MAX_INPUT_ROUNDS};
 pub use connection::{NotificationCallback, ProgressCallback};
 pub use era_cache::EraCache;
-pub use error::{Closed, Error, Unexpected};
+pub use error::{Closed, Error, SharedError, Unexpected};
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]
-pub use http::{
-    AuthError, AuthProvider, BearerToken, Challenge, ClientEvent, HttpClientConfig, HttpTransport,
-};
+pub use http::{AuthError, AuthProvider, BearerToken, Challenge, HttpClientConfig, HttpTransport};
 pub use listen::Subscription;
 /// OAuth 2.1 for HTTP servers (feature `oauth`): see [`oauth::OAuthProvider`].
 #[cfg(feature = "oauth")]
 pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
-pub use transport::{ChannelTransport, Incoming, StdioTransport, Transport};
+pub use transport::{ChannelTransport, StdioTransport, Transport};
 
 pub use mcp_core::engine::{LoggingLevel, ProgressUpdate, Timeout};

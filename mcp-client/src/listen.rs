@@ -156,6 +156,8 @@ fn clone_end(e: &Error) -> Error {
         Error::Timeout { method } => Error::Timeout {
             method: method.clone(),
         },
-        other => Error::Closed(Closed::Broken(other.to_string())),
+        other => Error::Closed(Closed::Broken(std::sync::Arc::new(
+            crate::error::EndedEarlier(other.to_string()),
+        ))),
     }
 }

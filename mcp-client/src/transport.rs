@@ -11,60 +11,12 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::jsonrpc::Message;
+use mcp_core::transport::Incoming;
 use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::{ChildBuilder, ChildHandle, Connection, FrameError};
 
 use crate::error::{Closed, Error};
-
-/// One item a transport delivers: a message, or something from the peer that was not one.
-#[derive(Debug)]
-pub enum Incoming {
-    /// A JSON-RPC message from the server.
-    Message(Message),
-    /// Something the server sent that was not a message (an undecodable line, an HTTP answer
-    /// that made no sense). With an `id`, the call waiting for it fails with
-    /// [`Error::Decode`].
-    Malformed {
-        /// The request it answered, when that could be recovered.
-        id: Option<RequestId>,
-        /// What was wrong, for the error message.
-        reason: String,
-    },
-    /// The transport cannot deliver anything more (a read failed); every pending call fails.
-    Broken(String),
-    /// The exchange of one request failed in the transport (an HTTP connection refused, say):
-    /// that call fails with [`Error::Transport`].
-    Failed {
-        /// The request.
-        id: RequestId,
-        /// What went wrong.
-        reason: String,
-    },
-}
-
-impl From<Message> for Incoming {
-    fn from(m: Message) -> Self {
-        Incoming::Message(m)
-    }
-}
-
-impl From<Result<Message, FrameError>> for Incoming {
-    fn from(item: Result<Message, FrameError>) -> Self {
-        match item {
-            Ok(m) => Incoming::Message(m),
-            Err(FrameError::Decode(e)) => Incoming::Malformed {
-                id: e.id.clone(),
-                reason: e.to_string(),
-            },
-            Err(FrameError::Io(e)) => Incoming::Broken(format!("reading from the server: {e}")),
-            Err(e) => Incoming::Malformed {
-                id: None,
-                reason: e.to_string(),
-            },
-        }
-    }
-}
 
 /// A connection to one MCP server, as the client drives it.
 ///
@@ -80,15 +32,16 @@ impl From<Result<Message, FrameError>> for Incoming {
 /// rules apply to HTTP 400/404/405 too) or as [`Incoming::Malformed`]; and treat an outgoing
 /// `notifications/cancelled` as "close that request's stream".
 pub trait Transport: Send + 'static {
-    /// What the receiving channel carries.
-    type Incoming: Into<Incoming> + Send + 'static;
+    /// What the receiving channel carries: [`Incoming`] itself, or anything that converts
+    /// into it (a framed pipe's `Result<Message, FrameError>`).
+    type Item: Into<Incoming> + Send + 'static;
 
     /// Where the client puts messages for the server (a clone; the client drops its clones
     /// when it closes).
     fn sender(&self) -> Sender<Message>;
 
     /// Where the server's messages come from (a clone).
-    fn receiver(&self) -> Receiver<Self::Incoming>;
+    fn receiver(&self) -> Receiver<Self::Item>;
 
     /// Ends the connection (for a child process: the MCP stdio shutdown sequence) and returns
     /// the server process's exit status when there is a process. Called once.
@@ -147,13 +100,13 @@ impl ChannelTransport {
 }
 
 impl Transport for ChannelTransport {
-    type Incoming = Result<Message, FrameError>;
+    type Item = Result<Message, FrameError>;
 
     fn sender(&self) -> Sender<Message> {
         self.sender.clone()
     }
 
-    fn receiver(&self) -> Receiver<Self::Incoming> {
+    fn receiver(&self) -> Receiver<Self::Item> {
         self.receiver.clone()
     }
 
@@ -214,13 +167,13 @@ impl StdioTransport {
 }
 
 impl Transport for StdioTransport {
-    type Incoming = Result<Message, FrameError>;
+    type Item = Result<Message, FrameError>;
 
     fn sender(&self) -> Sender<Message> {
         self.sender.clone()
     }
 
-    fn receiver(&self) -> Receiver<Self::Incoming> {
+    fn receiver(&self) -> Receiver<Self::Item> {
         self.receiver.clone()
     }
 

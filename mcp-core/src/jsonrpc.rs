@@ -648,7 +648,7 @@ impl std::error::Error for DecodeError {}
 
 /// What one decoded payload held: a single message or a batch.
 #[derive(Debug)]
-pub enum Incoming {
+pub enum Payload {
     /// One message.
     Single(Message),
     /// A JSON-RPC batch (only where the negotiated revision allows it: 2025-03-26). Each
@@ -673,9 +673,9 @@ pub enum Incoming {
 /// [`DecodeError::is_notification`] for the invalid messages that must not be answered).
 pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
     match decode_incoming(bytes, false)? {
-        Incoming::Single(m) => Ok(m),
+        Payload::Single(m) => Ok(m),
         // decode_incoming refuses batches when they are not allowed.
-        Incoming::Batch(_) => Err(DecodeError::invalid(None, "batches are not supported")),
+        Payload::Batch(_) => Err(DecodeError::invalid(None, "batches are not supported")),
     }
 }
 
@@ -687,10 +687,10 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
 ///
 /// # Errors
 /// As [`decode`]; an empty batch, or a batch where batches are not allowed, is -32600.
-pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, DecodeError> {
+pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, DecodeError> {
     let text = std::str::from_utf8(bytes).map_err(DecodeError::parse)?;
     match first_byte(text) {
-        Some(b'{') => decode_object(text).map(Incoming::Single),
+        Some(b'{') => decode_object(text).map(Payload::Single),
         Some(b'[') => {
             // Raw elements: nesting of any depth is scanned without recursion, and each
             // element is judged on its own below.
@@ -707,7 +707,7 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Incoming, Deco
             }
             let mut items: Vec<_> = items.into_iter().map(|r| decode_value(r.get())).collect();
             refuse_duplicate_ids(&mut items);
-            Ok(Incoming::Batch(items))
+            Ok(Payload::Batch(items))
         }
         _ => {
             // Not an object or array: find out whether it is JSON at all.
@@ -729,7 +729,7 @@ fn first_byte(text: &str) -> Option<u8> {
 }
 
 /// Turns every request after the first with the same id into a -32600 with that id (see
-/// [`Incoming::Batch`]).
+/// [`Payload::Batch`]).
 fn refuse_duplicate_ids(items: &mut [Result<Message, DecodeError>]) {
     if items.len() < 2 {
         return;
@@ -1317,14 +1317,14 @@ mod tests {
         let b = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":5}]"#;
         assert_eq!(code(b).0, codes::INVALID_REQUEST);
         match decode_incoming(b, true).unwrap() {
-            Incoming::Batch(items) => {
+            Payload::Batch(items) => {
                 assert!(items[0].is_ok());
                 assert_eq!(
                     items[1].as_ref().unwrap_err().error.code,
                     codes::INVALID_REQUEST
                 );
             }
-            Incoming::Single(_) => panic!("expected a batch"),
+            Payload::Single(_) => panic!("expected a batch"),
         }
         assert_eq!(
             decode_incoming(b"[]", true).unwrap_err().error.code,

@@ -33,6 +33,7 @@
 pub mod engine;
 pub mod jsonrpc;
 pub mod service;
+pub mod transport;
 pub mod types;
 pub mod version;
 

@@ -3,7 +3,7 @@
 //! serde's derived code would take for objects are all checked here.
 
 use mcp_core::jsonrpc::{
-    DecodeError, Incoming, Message, RequestId, codes, decode, decode_incoming, decode_request_as,
+    DecodeError, Message, Payload, RequestId, codes, decode, decode_incoming, decode_request_as,
 };
 use serde_json::Value;
 
@@ -23,7 +23,7 @@ fn request_id(bytes: &str) -> RequestId {
 
 fn batch(bytes: &str) -> Vec<Result<Message, DecodeError>> {
     match decode_incoming(bytes.as_bytes(), true) {
-        Ok(Incoming::Batch(items)) => items,
+        Ok(Payload::Batch(items)) => items,
         other => panic!("{bytes}: expected a batch, got {other:?}"),
     }
 }
@@ -59,7 +59,7 @@ fn only_objects_are_messages() {
         r#"[["2.0",6,"tools/call",{"name":"test_simple_text","arguments":{}}]]"#,
     ] {
         let items = match decode_incoming(text.as_bytes(), true) {
-            Ok(Incoming::Batch(items)) => items,
+            Ok(Payload::Batch(items)) => items,
             other => panic!("{text}: {other:?}"),
         };
         assert!(!items.is_empty());

@@ -9,7 +9,7 @@
 mod wire_fuzz_support;
 
 use mcp_core::jsonrpc::{
-    DecodeError, Incoming, Message, decode, decode_incoming, decode_request_as, decode_response_as,
+    DecodeError, Message, Payload, decode, decode_incoming, decode_request_as, decode_response_as,
 };
 use serde_json::Value;
 use wire_fuzz_support::{Kind, Rng, SeedGuard, book_payload, codec_kind, line, seed};
@@ -43,8 +43,8 @@ fn hostile_lines_never_panic_and_agree_with_the_book() {
 /// Checks one line; true when the book judged it too.
 fn check(bytes: &[u8], pristine: bool) -> bool {
     let items: Vec<Result<Message, DecodeError>> = match decode_incoming(bytes, true) {
-        Ok(Incoming::Single(m)) => vec![Ok(m)],
-        Ok(Incoming::Batch(items)) => items,
+        Ok(Payload::Single(m)) => vec![Ok(m)],
+        Ok(Payload::Batch(items)) => items,
         Err(e) => vec![Err(e)],
     };
     let single = decode(bytes);

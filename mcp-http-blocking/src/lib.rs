@@ -48,13 +48,15 @@ pub const SESSION_HEADER: &str = "Mcp-Session-Id";
 /// The header carrying the protocol revision.
 pub const VERSION_HEADER: &str = "MCP-Protocol-Version";
 
-/// Errors of this crate.
+/// Errors of this crate: the server's (binding, threads) and the HTTP client's (feature
+/// `client`). Each variant keeps the error it stands for, reachable through
+/// [`source`](std::error::Error::source).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// The address could not be resolved or bound.
     Bind(std::io::Error),
-    /// Another I/O failure (starting a thread, cloning the listener).
+    /// Another I/O failure (starting a thread, cloning the listener, reading a stream).
     Io(std::io::Error),
     /// A URL this crate cannot use (the client's endpoint is not `http://` or `https://`).
     InvalidUrl {
@@ -62,6 +64,49 @@ pub enum Error {
         url: String,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// A request of the HTTP client got no usable answer: the connection was refused, reset
+    /// or timed out, or the answer's body could not be read (ureq's error).
+    #[cfg(feature = "client")]
+    Http {
+        /// The URL requested.
+        url: String,
+        /// What ureq reported.
+        source: ureq::Error,
+    },
+    /// The server refused a request of the HTTP client (401 or 403) and the authorization
+    /// provider could not help.
+    #[cfg(feature = "client")]
+    Unauthorized {
+        /// The HTTP status of the refusal.
+        status: u16,
+        /// Why the provider could not get past it.
+        source: crate::client::AuthError,
+    },
+    /// The server answered with a status or a content type the client cannot use there (a
+    /// 202 to a request, `text/html` where JSON or SSE was due, a stream it cannot resume).
+    UnexpectedAnswer {
+        /// The HTTP status.
+        status: u16,
+        /// The content type, when there was a body to judge.
+        content_type: Option<String>,
+    },
+    /// A message from the server (a JSON body, an SSE event) is not a JSON-RPC message.
+    Decode(mcp_core::jsonrpc::DecodeError),
+    /// A stream from the server ended before it could: before the answer of its request,
+    /// or (2024-11-05 HTTP+SSE) the one stream of the session. `attempts` counts the failed
+    /// resumptions in a row (0: there was nothing to resume from); `source` is the last
+    /// failure, `None` when the server simply ended the stream.
+    StreamEnded {
+        /// Failed attempts to resume the stream.
+        attempts: u32,
+        /// The last failure.
+        source: Option<Box<Error>>,
+    },
+    /// The server no longer knows the client's legacy session (HTTP 404).
+    SessionLost {
+        /// The server's endpoint.
+        url: String,
     },
 }
 
@@ -71,6 +116,49 @@ impl fmt::Display for Error {
             Error::Bind(e) => write!(f, "cannot bind: {e}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::InvalidUrl { url, reason } => write!(f, "invalid URL {url:?}: {reason}"),
+            #[cfg(feature = "client")]
+            Error::Http { url, source } => write!(f, "{url}: {source}"),
+            #[cfg(feature = "client")]
+            Error::Unauthorized { status, source } => {
+                write!(f, "HTTP {status}, and authorization failed: {source}")
+            }
+            Error::UnexpectedAnswer {
+                status,
+                content_type: None,
+            } => write!(
+                f,
+                "the server answered HTTP {status}, which is not an answer here"
+            ),
+            Error::UnexpectedAnswer {
+                status,
+                content_type: Some(t),
+            } => write!(f, "unexpected answer: HTTP {status}, content type {t:?}"),
+            Error::Decode(e) => write!(
+                f,
+                "the server sent something that is not a JSON-RPC message: {e}"
+            ),
+            Error::StreamEnded {
+                attempts: 0,
+                source,
+            } => {
+                f.write_str("the server's stream ended early")?;
+                source.as_ref().map_or(Ok(()), |s| write!(f, " ({s})"))
+            }
+            Error::StreamEnded { attempts, source } => {
+                write!(
+                    f,
+                    "the server's stream broke; {attempts} attempts to resume it failed"
+                )?;
+                source
+                    .as_ref()
+                    .map_or(Ok(()), |s| write!(f, " (the last: {s})"))
+            }
+            Error::SessionLost { url } => {
+                write!(
+                    f,
+                    "the server at {url} no longer knows the session (HTTP 404)"
+                )
+            }
         }
     }
 }
@@ -79,7 +167,18 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Bind(e) | Error::Io(e) => Some(e),
-            Error::InvalidUrl { .. } => None,
+            #[cfg(feature = "client")]
+            Error::Http { source, .. } => Some(source),
+            #[cfg(feature = "client")]
+            Error::Unauthorized { source, .. } => Some(source),
+            Error::Decode(e) => Some(e),
+            Error::StreamEnded {
+                source: Some(e), ..
+            } => Some(e.as_ref()),
+            Error::InvalidUrl { .. }
+            | Error::UnexpectedAnswer { .. }
+            | Error::StreamEnded { source: None, .. }
+            | Error::SessionLost { .. } => None,
         }
     }
 }

@@ -11,7 +11,8 @@ use std::time::Duration;
 use common::{Ctl, TestService};
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
-use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+use mcp_core::transport::Incoming;
+use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
 
@@ -52,9 +53,9 @@ fn req(id: i64, method: &str, mut params: Value) -> Message {
     Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
 }
 
-fn next(rx: &Receiver<ClientEvent>) -> Message {
+fn next(rx: &Receiver<Incoming>) -> Message {
     match rx.recv_timeout(WAIT).expect("a message in time") {
-        ClientEvent::Message(m) => m,
+        Incoming::Message(m) => m,
         other => panic!("expected a message, got {other:?}"),
     }
 }

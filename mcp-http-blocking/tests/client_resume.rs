@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
-use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+use mcp_core::transport::Incoming;
+use mcp_http_blocking::Error;
+use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -122,21 +124,24 @@ fn req(id: i64, method: &str) -> Message {
     Message::Request(Request::new(RequestId::Number(id), method, &json!({})).unwrap())
 }
 
-fn next(rx: &Receiver<ClientEvent>) -> ClientEvent {
+fn next(rx: &Receiver<Incoming>) -> Incoming {
     rx.recv_timeout(WAIT).expect("an event in time")
 }
 
-fn next_msg(rx: &Receiver<ClientEvent>) -> Message {
+fn next_msg(rx: &Receiver<Incoming>) -> Message {
     match next(rx) {
-        ClientEvent::Message(m) => m,
+        Incoming::Message(m) => m,
         other => panic!("expected a message, got {other:?}"),
     }
 }
 
-/// The next event, which must be a failed exchange: its request id and reason.
-fn failure(rx: &Receiver<ClientEvent>) -> (RequestId, String) {
+/// The next event, which must be a failed exchange: its request id and error.
+fn failure(rx: &Receiver<Incoming>) -> (RequestId, Error) {
     match next(rx) {
-        ClientEvent::Failed { id, reason } => (id, reason),
+        Incoming::Failed { id, error } => match error.downcast::<Error>() {
+            Ok(e) => (id, *e),
+            Err(other) => panic!("not this crate's error: {other:?}"),
+        },
         other => panic!("expected a failed exchange, got {other:?}"),
     }
 }
@@ -215,7 +220,10 @@ fn resumption_gives_up_after_the_configured_attempts() {
     c.sender().send(req(2, "slow")).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(2));
-    assert!(reason.contains("giving up"), "{reason}");
+    assert!(
+        matches!(reason, Error::StreamEnded { attempts: 2, .. }),
+        "{reason:?}"
+    );
     let gets = seen.try_iter().filter(|s| s.method == "GET").count();
     assert_eq!(gets, 2);
     c.close();
@@ -237,7 +245,16 @@ fn a_stream_without_event_ids_that_ends_early_fails_the_request() {
     c.sender().send(req(3, "x")).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(3));
-    assert!(reason.contains("before the answer"), "{reason}");
+    assert!(
+        matches!(
+            reason,
+            Error::StreamEnded {
+                attempts: 0,
+                source: None
+            }
+        ),
+        "{reason:?}"
+    );
     c.close();
     assert!(
         seen.try_iter().all(|s| s.method == "POST"),
@@ -264,7 +281,7 @@ fn answers_over_the_size_limit_are_refused() {
     for (id, method) in [(1, "json"), (2, "sse")] {
         c.sender().send(req(id, method)).unwrap();
         match next(&c.receiver()) {
-            ClientEvent::Malformed { id: Some(got), .. } => {
+            Incoming::Malformed { id: Some(got), .. } => {
                 assert_eq!(got, RequestId::Number(id));
             }
             other => panic!("{method}: {other:?}"),
@@ -420,7 +437,10 @@ fn a_stream_that_goes_silent_times_out() {
     c.sender().send(req(1, "slow")).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(1));
-    assert!(reason.contains("before the answer"), "{reason}");
+    assert!(
+        matches!(&reason, Error::StreamEnded { attempts: 0, source: Some(e) } if matches!(**e, Error::Io(_))),
+        "{reason:?}"
+    );
     assert!(
         started.elapsed() >= Duration::from_millis(300),
         "the read timeout ended it"

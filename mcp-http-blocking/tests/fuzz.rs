@@ -11,7 +11,7 @@ mod wire_fuzz_support;
 mod common;
 
 use common::*;
-use mcp_core::jsonrpc::{Incoming, Message, RequestId, codes, decode_incoming};
+use mcp_core::jsonrpc::{Message, Payload, RequestId, codes, decode_incoming};
 use mcp_http_blocking::HttpServer;
 use serde_json::{Value, json};
 use wire_fuzz_support::{Rng, SeedGuard, line, seed};
@@ -30,9 +30,9 @@ fn expected(body: &[u8]) -> (u16, Vec<Answer>) {
     match decode_incoming(body, true) {
         Err(e) if e.is_notification() => (400, Vec::new()),
         Err(e) => (400, vec![refused(&e)]),
-        Ok(Incoming::Single(Message::Request(r))) => (200, vec![Answer::For(r.id)]),
-        Ok(Incoming::Single(_)) => (202, Vec::new()),
-        Ok(Incoming::Batch(items)) => {
+        Ok(Payload::Single(Message::Request(r))) => (200, vec![Answer::For(r.id)]),
+        Ok(Payload::Single(_)) => (202, Vec::new()),
+        Ok(Payload::Batch(items)) => {
             let a: Vec<Answer> = items
                 .iter()
                 .filter_map(|i| match i {

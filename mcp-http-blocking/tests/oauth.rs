@@ -14,7 +14,8 @@ use std::time::Duration;
 use common::{Ctl, TestService};
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Request, RequestId};
-use mcp_http_blocking::client::{ClientEvent, HttpClient, HttpClientConfig};
+use mcp_core::transport::Incoming;
+use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::url::{Url, encode, parse_form};
 use mcp_http_blocking::oauth::{
     AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
@@ -407,18 +408,21 @@ fn req(id: i64, method: &str, params: Value) -> Message {
     Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
 }
 
-fn next(rx: &Receiver<ClientEvent>) -> Message {
+fn next(rx: &Receiver<Incoming>) -> Message {
     match rx.recv_timeout(WAIT).expect("a message in time") {
-        ClientEvent::Message(m) => m,
+        Incoming::Message(m) => m,
         other => panic!("expected a message, got {other:?}"),
     }
 }
 
 /// The next event, which must be a request that failed without an answer (authorization
-/// gave up): its reason.
-fn failed(rx: &Receiver<ClientEvent>) -> String {
+/// gave up): the provider's reason.
+fn failed(rx: &Receiver<Incoming>) -> String {
     match rx.recv_timeout(WAIT).expect("an event in time") {
-        ClientEvent::Failed { reason, .. } => reason,
+        Incoming::Failed { error, .. } => match error.downcast_ref() {
+            Some(mcp_http_blocking::Error::Unauthorized { source, .. }) => source.to_string(),
+            _ => panic!("expected a refusal the provider could not help with, got {error:?}"),
+        },
         other => panic!("expected a failed exchange, got {other:?}"),
     }
 }
@@ -515,7 +519,7 @@ fn step_ups_are_bounded() {
     c.sender().send(req(2, "ping", json!({}))).unwrap();
     // The provider gives up (a failed exchange), or the last 403 comes back as an error.
     match c.receiver().recv_timeout(WAIT).expect("an event in time") {
-        ClientEvent::Failed { .. } | ClientEvent::Message(Message::Error(_)) => {}
+        Incoming::Failed { .. } | Incoming::Message(Message::Error(_)) => {}
         other => panic!("expected a failure, got {other:?}"),
     }
     let attempts = s.as_.seen("GET /authorize").len();

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
-use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Incoming, Message, codes};
+use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Message, Payload as Incoming, codes};
 
 /// The default longest line accepted: 4 MiB, well above any sane MCP message, well below what
 /// would hurt a small machine.

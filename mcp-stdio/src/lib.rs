@@ -91,3 +91,24 @@ pub use connection::{Connection, memory};
 pub use error::Error;
 pub use framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader, MessageWriter};
 pub use server::{Config, ConfigBuilder, serve, serve_on, serve_with};
+
+/// What a framed pipe's error means to a client reading it: an undecodable line is
+/// [`Incoming::Malformed`](mcp_core::transport::Incoming::Malformed) (with the request id when
+/// it could be read), a failed read is [`Incoming::Broken`](mcp_core::transport::Incoming::Broken):
+/// nothing more will come.
+impl From<FrameError> for mcp_core::transport::Incoming {
+    fn from(e: FrameError) -> Self {
+        use mcp_core::transport::Incoming;
+        match e {
+            FrameError::Decode(d) => Incoming::Malformed {
+                id: d.id.clone(),
+                error: Box::new(FrameError::Decode(d)),
+            },
+            FrameError::Io(e) => Incoming::Broken(Box::new(e)),
+            other => Incoming::Malformed {
+                id: None,
+                error: Box::new(other),
+            },
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::fmt;
 
 /// Most refusals answered with a new token before the request fails: the first 401, then a
 /// scope step-up or two.
-pub const AUTH_ROUNDS: u32 = 3;
+pub(crate) const AUTH_ROUNDS: u32 = 3;
 
 /// Supplies the `Authorization` header and reacts to refusals. Called from the client's request
 /// threads, possibly at the same time: implementations lock what they share.
@@ -189,7 +189,7 @@ impl Challenge {
 
 /// Parses a `WWW-Authenticate` value (RFC 9110 §11.6.1): one or more challenges, each a scheme
 /// followed by `name=value` or `name="quoted value"` parameters (a bare token68 is skipped).
-pub fn parse_www_authenticate(header: &str) -> Vec<(String, Vec<(String, String)>)> {
+pub(crate) fn parse_www_authenticate(header: &str) -> Vec<(String, Vec<(String, String)>)> {
     let mut out: Vec<(String, Vec<(String, String)>)> = Vec::new();
     let b = header.as_bytes();
     let mut i = 0;

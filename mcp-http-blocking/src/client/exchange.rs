@@ -16,8 +16,10 @@ use ureq::{Body, BodyReader, RequestBuilder};
 use super::auth::{AUTH_ROUNDS, AuthError, Challenge};
 use super::headers::Shape;
 use super::sse::SseReader;
-use super::{ClientEvent, Lease, Shared};
+use super::{Lease, Shared};
+use crate::Error;
 use crate::{SESSION_HEADER, VERSION_HEADER};
+use mcp_core::transport::Incoming;
 
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 /// Most of an error body kept for the error message.
@@ -65,10 +67,10 @@ pub(super) enum PumpEnd {
     Answered,
     /// The client is closing or the exchange was cancelled.
     Stopped,
-    /// The stream broke or ended (why).
-    Ended(String),
+    /// The stream ended (`None`) or broke (the read error).
+    Ended(Option<Error>),
     /// The stream cannot go on (an oversized event).
-    Invalid(String),
+    Invalid(Error),
 }
 
 /// Why a request could not be sent (or was refused for good by the authorization provider).
@@ -97,10 +99,21 @@ enum GetFail {
     /// 404: the session is gone.
     SessionGone,
     /// A transient failure worth another attempt.
-    Failed(String),
+    Failed(Error),
 }
 
 impl Shared {
+    /// A request that got no usable answer, as this crate's error.
+    pub(super) fn send_error(&self, e: SendFail) -> Error {
+        match e {
+            SendFail::Http(source) => Error::Http {
+                url: self.url.clone(),
+                source,
+            },
+            SendFail::Auth(status, source) => Error::Unauthorized { status, source },
+        }
+    }
+
     /// The headers of a message POSTed (or, for the legacy GET stream, the GET) to `url`:
     /// 2026-07-28 ones from the message, or the legacy session's.
     pub(super) fn headers_for(
@@ -264,7 +277,7 @@ impl Shared {
                 Ok(r) => r,
                 Err(e) => {
                     if !lease.cancelled() {
-                        self.fail(id, format!("POST {}: {e}", self.url));
+                        self.fail(id, self.send_error(e));
                     }
                     return;
                 }
@@ -318,10 +331,13 @@ impl Shared {
                 match bytes {
                     Ok(b) => self.relay_json(id, shape, &b),
                     Err(e) if !lease.cancelled() => {
-                        self.forward(ClientEvent::Malformed {
-                            id: Some(id.clone()),
-                            reason: format!("reading the answer: {e}"),
-                        });
+                        self.malformed(
+                            Some(id.clone()),
+                            Error::Http {
+                                url: self.url.clone(),
+                                source: e,
+                            },
+                        );
                     }
                     Err(_) => {}
                 }
@@ -330,16 +346,23 @@ impl Shared {
             // HTTP+SSE (2024-11-05): the answer comes on the one SSE stream.
             _ if status == 202 && self.state().old_endpoint.is_some() => {}
             _ if status == 202 => {
+                // The server accepted the request without answering it.
                 self.fail(
                     id,
-                    "the server accepted the request without answering it (HTTP 202)".into(),
+                    Error::UnexpectedAnswer {
+                        status,
+                        content_type: None,
+                    },
                 );
             }
             other => {
-                self.forward(ClientEvent::Malformed {
-                    id: Some(id.clone()),
-                    reason: format!("unexpected answer: HTTP {status}, content type {other:?}"),
-                });
+                self.malformed(
+                    Some(id.clone()),
+                    Error::UnexpectedAnswer {
+                        status,
+                        content_type: Some(other.to_owned()),
+                    },
+                );
             }
         }
     }
@@ -348,18 +371,15 @@ impl Shared {
         match decode(bytes) {
             Ok(Message::Error(mut e)) if e.id.is_none() => {
                 e.id = Some(id.clone());
-                self.forward(ClientEvent::Message(Message::Error(e)));
+                self.forward(Incoming::Message(Message::Error(e)));
             }
             Ok(m) => {
                 self.note_answer(shape, &m);
                 let m = self.inspect_answer(shape, m);
-                self.forward(ClientEvent::Message(m));
+                self.forward(Incoming::Message(m));
             }
             Err(e) => {
-                self.forward(ClientEvent::Malformed {
-                    id: Some(id.clone()),
-                    reason: format!("the answer is not a JSON-RPC message: {}", e.error.message),
-                });
+                self.malformed(Some(id.clone()), Error::Decode(e));
             }
         }
     }
@@ -398,7 +418,7 @@ impl Shared {
         if let Ok(Message::Error(mut e)) = decode(&body) {
             if e.id.is_none() || e.id.as_ref() == Some(id) {
                 e.id = Some(id.clone());
-                self.forward(ClientEvent::Message(Message::Error(e)));
+                self.forward(Incoming::Message(Message::Error(e)));
                 return;
             }
         }
@@ -431,21 +451,20 @@ impl Shared {
         };
         let mut body = Some(body);
         let mut attempts = 0u32;
+        let mut failed: Option<Error> = None;
         loop {
             let before = cur.events;
             let why = match body.take() {
                 Some(b) => match self.pump(&mut self.sse(b), lease, Some(id), shape, &mut cur) {
                     PumpEnd::Answered | PumpEnd::Stopped => return,
-                    PumpEnd::Invalid(reason) => {
-                        self.forward(ClientEvent::Malformed {
-                            id: Some(id.clone()),
-                            reason,
-                        });
+                    PumpEnd::Invalid(error) => {
+                        self.malformed(Some(id.clone()), error);
                         return;
                     }
                     PumpEnd::Ended(why) => why,
                 },
-                None => "the stream could not be resumed".to_owned(),
+                // The last attempt to resume failed; `failed` holds why.
+                None => failed.take(),
             };
             if lease.cancelled() {
                 return;
@@ -453,7 +472,10 @@ impl Shared {
             let Some(last) = cur.last_id.clone().filter(|s| !s.is_empty()) else {
                 self.fail(
                     id,
-                    format!("the server ended the answer's stream before the answer ({why})"),
+                    Error::StreamEnded {
+                        attempts: 0,
+                        source: why.map(Box::new),
+                    },
                 );
                 return;
             };
@@ -467,7 +489,10 @@ impl Shared {
             if attempts > self.cfg.max_reconnects {
                 self.fail(
                     id,
-                    format!("the answer's stream broke {attempts} times; giving up ({why})"),
+                    Error::StreamEnded {
+                        attempts: attempts - 1,
+                        source: why.map(Box::new),
+                    },
                 );
                 return;
             }
@@ -478,11 +503,20 @@ impl Shared {
             }
             match self.open_get(lease, Some(&last)) {
                 Ok(b) => body = Some(b),
-                Err(GetFail::Failed(why)) => log::debug!("resuming the stream: {why}"),
+                Err(GetFail::Failed(why)) => {
+                    log::debug!("resuming the stream: {why}");
+                    failed = Some(why);
+                }
                 Err(GetFail::NotSupported(status)) => {
                     self.fail(
                         id,
-                        format!("the answer's stream broke and the server cannot resume it (HTTP {status})"),
+                        Error::StreamEnded {
+                            attempts,
+                            source: Some(Box::new(Error::UnexpectedAnswer {
+                                status,
+                                content_type: None,
+                            })),
+                        },
                     );
                     return;
                 }
@@ -517,12 +551,12 @@ impl Shared {
         loop {
             let ev = match rd.next_event() {
                 Ok(Some(ev)) => ev,
-                Ok(None) => return PumpEnd::Ended("end of stream".into()),
+                Ok(None) => return PumpEnd::Ended(None),
                 Err(_) if lease.cancelled() => return PumpEnd::Stopped,
                 Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
-                    return PumpEnd::Invalid(e.to_string());
+                    return PumpEnd::Invalid(Error::Io(e));
                 }
-                Err(e) => return PumpEnd::Ended(e.to_string()),
+                Err(e) => return PumpEnd::Ended(Some(Error::Io(e))),
             };
             if let Some(i) = ev.id {
                 cur.last_id = Some(i);
@@ -537,13 +571,7 @@ impl Shared {
             let item = match decode(&ev.data) {
                 Ok(m) => m,
                 Err(e) => {
-                    let ok = self.forward(ClientEvent::Malformed {
-                        id: e.id.clone(),
-                        reason: format!(
-                            "an SSE event is not a JSON-RPC message: {}",
-                            e.error.message
-                        ),
-                    });
+                    let ok = self.malformed(e.id.clone(), Error::Decode(e));
                     if !ok {
                         return PumpEnd::Stopped;
                     }
@@ -557,7 +585,7 @@ impl Shared {
             } else {
                 item
             };
-            if !self.forward(ClientEvent::Message(item)) {
+            if !self.forward(Incoming::Message(item)) {
                 return PumpEnd::Stopped;
             }
             if answered {
@@ -580,7 +608,7 @@ impl Shared {
                     rb.call()
                 },
             )
-            .map_err(|e| GetFail::Failed(e.to_string()))?;
+            .map_err(|e| GetFail::Failed(self.send_error(e)))?;
         let status = resp.status().as_u16();
         match status {
             200 if mime(&resp) == "text/event-stream" => Ok(resp.into_body()),
@@ -589,7 +617,10 @@ impl Shared {
                 Err(GetFail::SessionGone)
             }
             405 | 409 | 404 | 400 => Err(GetFail::NotSupported(status)),
-            _ => Err(GetFail::Failed(format!("HTTP {status}"))),
+            _ => Err(GetFail::Failed(Error::UnexpectedAnswer {
+                status,
+                content_type: Some(mime(&resp)),
+            })),
         }
     }
 
@@ -626,7 +657,7 @@ impl Shared {
                         true
                     }
                     PumpEnd::Ended(why) => {
-                        log::debug!("the GET stream of {} ended: {why}", self.url);
+                        log::debug!("the GET stream of {} ended: {why:?}", self.url);
                         if cur.events > before {
                             failures = 0;
                         } else {

@@ -9,7 +9,8 @@
 //!   [`HttpClient::receiver`]. An HTTP 4xx/5xx answer arrives as a JSON-RPC error response
 //!   for that request id (the server's own error when it sent one); an exchange that failed
 //!   below HTTP (a refused connection, a stream that could not be resumed) arrives as
-//!   [`ClientEvent::Failed`];
+//!   [`Incoming::Failed`] with this crate's
+//!   [`Error`];
 //! - a notification or a response is POSTed at once and expected to get 202;
 //! - `notifications/cancelled` closes the cancelled request's stream (in 2026-07-28 that *is*
 //!   the cancellation, and nothing is POSTed); in a legacy session it is POSTed as well.
@@ -52,15 +53,14 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, select};
 use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::transport::Incoming;
 use mcp_core::version::{Era, ProtocolVersion};
 use ureq::Agent;
 
 use crate::Error;
 use headers::Shape;
 
-pub use auth::{
-    AUTH_ROUNDS, AuthError, AuthProvider, BearerToken, Challenge, parse_www_authenticate,
-};
+pub use auth::{AuthError, AuthProvider, BearerToken, Challenge};
 pub use exchange::SESSION_NOT_FOUND;
 pub use headers::encode_value as encode_header_value;
 
@@ -144,33 +144,6 @@ impl HttpClientConfig {
         self.auth = Some(auth);
         self
     }
-}
-
-/// One item on the receiving channel.
-#[derive(Debug)]
-pub enum ClientEvent {
-    /// A JSON-RPC message from the server.
-    Message(Message),
-    /// The server sent something that is not a message (an undecodable body or event, an
-    /// unexpected content type); `id` is the request it answered, when known.
-    Malformed {
-        /// The request whose exchange produced it.
-        id: Option<RequestId>,
-        /// What was wrong.
-        reason: String,
-    },
-    /// Nothing more can arrive: the one SSE stream of a 2024-11-05 HTTP+SSE server ended (it
-    /// was the session).
-    Broken(String),
-    /// The exchange of request `id` failed below MCP: the connection was refused or broke,
-    /// the answer's stream ended before the answer and could not be resumed, the server took
-    /// the request without answering. Not an answer from the server.
-    Failed {
-        /// The request that got no answer.
-        id: RequestId,
-        /// What went wrong.
-        reason: String,
-    },
 }
 
 /// A Streamable HTTP connection to one MCP endpoint. See the [module](self) docs.
@@ -258,7 +231,7 @@ impl HttpClient {
     }
 
     /// Where the server's messages come from.
-    pub fn receiver(&self) -> Receiver<ClientEvent> {
+    pub fn receiver(&self) -> Receiver<Incoming> {
         self.shared.events_rx.clone()
     }
 
@@ -278,15 +251,12 @@ impl HttpClient {
         self.shared.state().session.clone()
     }
 
-    /// Why requests fail, when the connection has a known problem (the server forgot the
-    /// session).
-    pub fn end_reason(&self) -> Option<String> {
+    /// Why requests fail, when the connection has a known problem:
+    /// [`Error::SessionLost`] when the server forgot the session.
+    pub fn end_reason(&self) -> Option<Error> {
         let st = self.shared.state();
-        st.session_lost.then(|| {
-            format!(
-                "the server at {} no longer knows the session (HTTP 404)",
-                self.shared.url
-            )
+        st.session_lost.then(|| Error::SessionLost {
+            url: self.shared.url.clone(),
         })
     }
 
@@ -375,8 +345,8 @@ pub(crate) struct Shared {
     url: String,
     cfg: HttpClientConfig,
     agent_cfg: ureq::config::Config,
-    events: Sender<ClientEvent>,
-    events_rx: Receiver<ClientEvent>,
+    events: Sender<Incoming>,
+    events_rx: Receiver<Incoming>,
     /// Disconnected when the client closes.
     stop_rx: Receiver<()>,
     /// One token per request in flight.
@@ -457,7 +427,7 @@ impl Shared {
     }
 
     /// Hands an event to the client; false when the client is closing.
-    fn forward(&self, ev: ClientEvent) -> bool {
+    fn forward(&self, ev: Incoming) -> bool {
         select! {
             send(self.events, ev) -> r => r.is_ok(),
             recv(self.stop_rx) -> _ => false,
@@ -517,7 +487,7 @@ impl Shared {
                 });
             if let Err(e) = spawned {
                 let _ = self.slots_rx.try_recv();
-                self.fail(&id, format!("cannot start a thread for the request: {e}"));
+                self.fail(&id, Error::Io(e));
             }
         }
     }
@@ -573,19 +543,25 @@ impl Shared {
             .unwrap_or_else(|| self.url.clone())
     }
 
-    /// Reports a failed exchange as an error answer to request `id`.
-    fn fail(&self, id: &RequestId, reason: String) {
-        self.forward(ClientEvent::Failed {
+    /// Reports a failed exchange of request `id` (an [`Incoming::Failed`]).
+    fn fail(&self, id: &RequestId, error: Error) {
+        self.forward(Incoming::Failed {
             id: id.clone(),
-            reason,
+            error: Box::new(error),
         });
     }
 
+    /// Reports something from the server that is not a message (an [`Incoming::Malformed`]);
+    /// false when the client is closing.
+    fn malformed(&self, id: Option<RequestId>, error: Error) -> bool {
+        self.forward(Incoming::Malformed {
+            id,
+            error: Box::new(error),
+        })
+    }
+
     fn fail_with(&self, id: &RequestId, error: mcp_core::jsonrpc::ErrorObject) {
-        self.forward(ClientEvent::Message(Message::error(
-            Some(id.clone()),
-            error,
-        )));
+        self.forward(Incoming::Message(Message::error(Some(id.clone()), error)));
     }
 
     /// Opens the GET stream again after a new session, when the old one's stream has ended.

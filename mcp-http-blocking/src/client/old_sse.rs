@@ -11,7 +11,9 @@ use mcp_core::jsonrpc::{Message, RequestId};
 
 use super::exchange::{Cursor, PumpEnd, mime, with_headers};
 use super::headers::Shape;
-use super::{ClientEvent, Lease, Shared};
+use super::{Lease, Shared};
+use crate::Error;
+use mcp_core::transport::Incoming;
 
 impl Shared {
     /// True while no session of either kind exists yet.
@@ -78,16 +80,22 @@ impl Shared {
                 let end = me.pump(&mut rd, &stream, None, &Shape::default(), &mut cur);
                 let cancelled = stream.cancelled();
                 me.release(stream);
-                if let (PumpEnd::Ended(why) | PumpEnd::Invalid(why), false) = (end, cancelled) {
-                    me.forward(ClientEvent::Broken(format!(
-                        "the server's SSE stream ended ({why})"
-                    )));
+                let why = match end {
+                    PumpEnd::Ended(why) => why,
+                    PumpEnd::Invalid(why) => Some(why),
+                    PumpEnd::Answered | PumpEnd::Stopped => return,
+                };
+                if !cancelled {
+                    me.forward(Incoming::Broken(Box::new(Error::StreamEnded {
+                        attempts: 0,
+                        source: why.map(Box::new),
+                    })));
                 }
             });
         match spawned {
             Ok(t) => self.state().get_thread = Some(t),
             Err(e) => {
-                self.fail(id, format!("cannot start the SSE stream thread: {e}"));
+                self.fail(id, Error::Io(e));
                 return true;
             }
         }

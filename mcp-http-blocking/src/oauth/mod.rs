@@ -227,7 +227,7 @@ impl OAuthProvider {
     /// The resource server wants its nonce in the proofs (RFC 9449 §9): keep it and retry.
     /// A retry even when the nonce is the one already kept: another request may have
     /// brought it while this one was under way with an older proof. The client bounds the
-    /// rounds of one request ([`AUTH_ROUNDS`](crate::client::AUTH_ROUNDS)), so a server
+    /// rounds of one request (three), so a server
     /// that refuses its own nonce cannot make it loop.
     fn dpop_nonce(&self, st: &State, ch: &Challenge) -> Result<(), String> {
         #[cfg(feature = "oauth-jwt")]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::thread;
 
 use mcp_core::jsonrpc::{
-    DecodeError, ErrorObject, Incoming, Message, RequestId, codes, decode_incoming,
+    DecodeError, ErrorObject, Message, Payload as Incoming, RequestId, codes, decode_incoming,
 };
 use mcp_core::service::{SessionInfo, TransportKind};
 use mcp_core::version::{Era, ProtocolVersion};

@@ -7,7 +7,9 @@ use std::thread;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
-use mcp_core::jsonrpc::{DecodeError, ErrorObject, Incoming, Message, codes, decode_incoming};
+use mcp_core::jsonrpc::{
+    DecodeError, ErrorObject, Message, Payload as Incoming, codes, decode_incoming,
+};
 use mcp_core::service::Service;
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};

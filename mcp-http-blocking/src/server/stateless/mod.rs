@@ -8,7 +8,7 @@ mod headers;
 
 use std::sync::Arc;
 
-use mcp_core::jsonrpc::{ErrorObject, Incoming, Message, codes};
+use mcp_core::jsonrpc::{ErrorObject, Message, Payload as Incoming, codes};
 use mcp_core::service::{SessionInfo, TransportKind};
 use serde_json::Value;
 
