@@ -63,7 +63,7 @@ pub fn authorizer_for(
                     "signing algorithm {alg} is not supported (ES256 is)"
                 ));
             }
-            creds.private_key = Some(PrivateKey::from_pem(&pem)?);
+            creds.private_key = Some(PrivateKey::from_pem(&pem).map_err(|e| e.to_string())?);
         }
         let mut cfg = OAuthConfig::with_grant(Grant::ClientCredentials);
         cfg.credentials = Some(creds);

@@ -108,6 +108,10 @@ pub enum Error {
         /// The server's endpoint.
         url: String,
     },
+    /// A key given for `private_key_jwt` is not a PKCS#8 P-256 private key (feature
+    /// `oauth-jwt`); the source is the key parser's error.
+    #[cfg(feature = "oauth-jwt")]
+    InvalidKey(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl fmt::Display for Error {
@@ -153,6 +157,8 @@ impl fmt::Display for Error {
                     .as_ref()
                     .map_or(Ok(()), |s| write!(f, " (the last: {s})"))
             }
+            #[cfg(feature = "oauth-jwt")]
+            Error::InvalidKey(e) => write!(f, "not a PKCS#8 P-256 private key: {e}"),
             Error::SessionLost { url } => {
                 write!(
                     f,
@@ -172,6 +178,8 @@ impl std::error::Error for Error {
             #[cfg(feature = "client")]
             Error::Unauthorized { source, .. } => Some(source),
             Error::Decode(e) => Some(e),
+            #[cfg(feature = "oauth-jwt")]
+            Error::InvalidKey(e) => Some(e.as_ref()),
             Error::StreamEnded {
                 source: Some(e), ..
             } => Some(e.as_ref()),

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use common::form::parse as parse_form;
 use common::{Ctl, TestService, init_body, request};
-use mcp_http_blocking::oauth::url::parse_form;
 use mcp_http_blocking::oauth::{Introspection, IntrospectionConfig};
 use mcp_http_blocking::{AuthConfig, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};

@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use common::form::{encode, parse as parse_form, s256, split_target};
 use common::{Ctl, TestService};
 use crossbeam_channel::Receiver;
 use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
-use mcp_http_blocking::oauth::url::{Url, encode, parse_form};
 use mcp_http_blocking::oauth::{
-    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthProvider, Pkce, SavedAuth,
+    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth,
 };
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
@@ -137,9 +137,8 @@ fn handle(
     req: &tiny_http::Request,
     body: &str,
 ) -> (u16, Option<(&'static str, String)>, Value) {
-    let full = format!("{base}{}", req.url());
-    let url = Url::parse(&full).unwrap();
-    let what = format!("{} {}", req.method(), url.path);
+    let (path, query) = split_target(req.url());
+    let what = format!("{} {}", req.method(), path);
     let mut params: HashMap<String, String> = match req.method() {
         tiny_http::Method::Post if body.starts_with('{') => {
             let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
@@ -148,9 +147,7 @@ fn handle(
                 .unwrap_or_default()
         }
         tiny_http::Method::Post => parse_form(body).into_iter().collect(),
-        _ => url
-            .query
-            .as_deref()
+        _ => query
             .map(|q| parse_form(q).into_iter().collect())
             .unwrap_or_default(),
     };
@@ -230,11 +227,7 @@ fn handle(
             };
             let scopes = match p("grant_type").as_str() {
                 "authorization_code" => match s.codes.remove(&p("code")) {
-                    Some((challenge, scopes))
-                        if Pkce::from_verifier(p("code_verifier")).challenge == challenge =>
-                    {
-                        scopes
-                    }
+                    Some((challenge, scopes)) if s256(&p("code_verifier")) == challenge => scopes,
                     _ => return (400, None, json!({"error": "invalid_grant"})),
                 },
                 "refresh_token" => match s.refresh.get(&p("refresh_token")) {
@@ -675,7 +668,7 @@ fn a_sign_in_saved_for_another_server_is_never_sent_here() {
 
 /// A browser in another process, as far as the provider can tell: follows the authorization
 /// server's redirect to the loopback listener on a thread of its own.
-fn browser_process(url: &str) -> Result<(), String> {
+fn browser_process(url: &str) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let location = OAuthProvider::headless_browser(WAIT)(url)?;
     std::thread::spawn(move || {
         use std::io::{Read, Write};
@@ -1055,7 +1048,7 @@ fn dpop_bound_tokens_with_proofs_and_nonces() {
         assert_eq!(claims["htm"], "POST");
         assert_eq!(claims["htu"], rs.url);
         assert_eq!(&claims["jwk"], key, "the same key as at the token endpoint");
-        let ath = Pkce::from_verifier(token.to_owned()).challenge;
+        let ath = s256(token);
         assert_eq!(claims["ath"], ath, "ath is the token's SHA-256");
         // The first proof goes without the resource's nonce; it asks, and every later one has it.
         if i > 0 {

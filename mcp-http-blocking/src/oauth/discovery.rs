@@ -38,8 +38,6 @@ pub struct ServerMetadata {
     pub token_auth_methods: Option<Vec<String>>,
     /// `code_challenge_methods_supported`.
     pub code_challenge_methods: Option<Vec<String>>,
-    /// `grant_types_supported`.
-    pub grant_types: Option<Vec<String>>,
     /// `client_id_metadata_document_supported`.
     pub client_id_metadata_documents: bool,
     /// `authorization_response_iss_parameter_supported` (RFC 9207): the authorization
@@ -72,7 +70,6 @@ impl ServerMetadata {
             scopes_supported: list("scopes_supported"),
             token_auth_methods: list("token_endpoint_auth_methods_supported"),
             code_challenge_methods: list("code_challenge_methods_supported"),
-            grant_types: list("grant_types_supported"),
             client_id_metadata_documents: v
                 .get("client_id_metadata_document_supported")
                 .and_then(Value::as_bool)

@@ -24,15 +24,15 @@ impl PrivateKey {
     /// Reads a PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`) P-256 key.
     ///
     /// # Errors
-    /// When the text is not such a key.
-    pub fn from_pem(pem: &str) -> Result<PrivateKey, String> {
+    /// [`Error::InvalidKey`](crate::Error::InvalidKey) when the text is not such a key.
+    pub fn from_pem(pem: &str) -> Result<PrivateKey, crate::Error> {
         SigningKey::from_pkcs8_pem(pem)
             .map(PrivateKey)
-            .map_err(|e| format!("not a PKCS#8 P-256 private key: {e}"))
+            .map_err(|e| crate::Error::InvalidKey(Box::new(e)))
     }
 
     /// Signs `claims` as a compact JWS with header `{"alg":"ES256","typ":typ}`.
-    pub fn sign(&self, typ: &str, claims: &serde_json::Value) -> String {
+    pub(crate) fn sign(&self, typ: &str, claims: &serde_json::Value) -> String {
         sign_es256(&self.0, &json!({"alg": "ES256", "typ": typ}), claims)
     }
 }
@@ -59,7 +59,7 @@ pub(crate) fn sign_es256(
 ///
 /// # Errors
 /// When the OS random source fails.
-pub fn client_assertion(
+pub(crate) fn client_assertion(
     key: &PrivateKey,
     client_id: &str,
     audience: &str,
@@ -108,7 +108,13 @@ PalCS66SgiQdGiuJ6WwGlmu8TYU/mg2Q9l44cmEmTCmTZWSEnpcvQOZH
         assert_eq!(claims["iss"], "client-1");
         assert_eq!(claims["sub"], "client-1");
         assert_eq!(claims["aud"], "https://as.example");
-        assert!(PrivateKey::from_pem("not a key").is_err());
+    }
+
+    #[test]
+    fn a_bad_key_is_invalid_key_with_the_parsers_error() {
+        let e = PrivateKey::from_pem("not a key").unwrap_err();
+        assert!(matches!(e, crate::Error::InvalidKey(_)), "{e:?}");
+        assert!(std::error::Error::source(&e).is_some(), "{e}");
     }
 
     /// Test input is ours, so a bad segment is a failed test.

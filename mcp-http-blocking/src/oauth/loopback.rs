@@ -82,12 +82,15 @@ impl LoopbackRedirect {
     pub fn browser(
         &self,
         timeout: Duration,
-        open: impl Fn(&str) -> Result<(), String> + Send + Sync + 'static,
+        open: impl Fn(&str) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
+        + Send
+        + Sync
+        + 'static,
     ) -> Browser {
         let me = self.clone();
         Arc::new(move |url: &str| {
             open(url)?;
-            me.wait(timeout)
+            Ok(me.wait(timeout)?)
         })
     }
 
@@ -223,7 +226,7 @@ mod tests {
         let r = LoopbackRedirect::bind().unwrap();
         let browser = r.browser(Duration::from_millis(100), |_| Ok(()));
         let e = browser("https://as.example/authorize").unwrap_err();
-        assert!(e.contains("within"), "{e}");
+        assert!(e.to_string().contains("within"), "{e}");
         // The listener is still there for the next sign-in.
         let uri = r.redirect_uri().to_owned();
         let browser = r.browser(Duration::from_secs(10), move |_| {
@@ -237,7 +240,12 @@ mod tests {
     #[test]
     fn an_open_that_fails_fails_the_step() {
         let r = LoopbackRedirect::bind().unwrap();
-        let browser = r.browser(Duration::from_secs(10), |_| Err("no browser".into()));
-        assert_eq!(browser("x").unwrap_err(), "no browser");
+        let browser = r.browser(Duration::from_secs(10), |_| {
+            Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no browser").into())
+        });
+        // The host's own error comes back, not a description of it.
+        let e = browser("x").unwrap_err();
+        let io = e.downcast_ref::<std::io::Error>().expect("the io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     }
 }

@@ -42,21 +42,20 @@ mod loopback;
 mod pkce;
 mod saved;
 mod token;
-pub mod url;
+mod url;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-pub use discovery::{Discovered, ServerMetadata, resource_metadata_urls, server_metadata_urls};
+use discovery::Discovered;
 #[cfg(feature = "server")]
 pub use introspection::{Introspection, IntrospectionConfig};
 #[cfg(feature = "oauth-jwt")]
-pub use jwt::{PrivateKey, client_assertion};
+pub use jwt::PrivateKey;
 pub use loopback::LoopbackRedirect;
-pub use pkce::{Pkce, random_token};
 pub use saved::{AuthStore, SavedAuth};
-pub use token::{Token, application_type};
+pub use token::Token;
 
 use crate::client::{AuthError, AuthProvider, Challenge};
 #[cfg(feature = "oauth-jwt")]
@@ -70,8 +69,10 @@ use token::Registered;
 enum Dpop {}
 
 /// The host's browser step: gets the authorization URL, shows it to the user, and returns the
-/// URL the authorization server redirected to (with `code` and `state`).
-pub type Browser = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
+/// URL the authorization server redirected to (with `code` and `state`), or the host's own
+/// error (the sign-in then fails with it).
+pub type Browser =
+    Arc<dyn Fn(&str) -> Result<String, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
 /// How the provider gets tokens.
 #[derive(Clone)]
@@ -100,7 +101,9 @@ pub enum Grant {
 }
 
 /// Where the [`Grant::JwtBearer`] assertion comes from: called for each token request.
-pub type Assertion = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
+/// A failure is the host's own error.
+pub type Assertion =
+    Arc<dyn Fn() -> Result<String, Box<dyn std::error::Error + Send + Sync>> + Send + Sync>;
 
 impl fmt::Debug for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -164,7 +167,8 @@ pub struct OAuthConfig {
     /// `client_name` for dynamic registration.
     pub client_name: String,
     /// `application_type` for dynamic registration (SEP-837: `native` or `web`). None: the
-    /// one the redirect URI implies (see [`application_type`]).
+    /// one the redirect URI implies: `native` for a loopback, `localhost` or private-use
+    /// scheme redirect, `web` otherwise.
     pub application_type: Option<String>,
     /// Pre-registered credentials (used instead of any registration).
     pub credentials: Option<Credentials>,
@@ -296,7 +300,7 @@ impl OAuthProvider {
     /// approve at once (tests, conformance suites), useless for a real sign-in page.
     pub fn headless_browser(timeout: Duration) -> Browser {
         let http = Http::new(timeout, "mcp-http-blocking-oauth");
-        Arc::new(move |url: &str| http.location(url))
+        Arc::new(move |url: &str| Ok(http.location(url)?))
     }
 
     /// The current token, if any.
@@ -416,7 +420,8 @@ impl OAuthProvider {
                     .as_ref()
                     .map(|c| Registered::from_credentials(c, &d.server));
                 st.client.clone_from(&client);
-                token::jwt_bearer(&self.http, d, client.as_ref(), &source()?, scopes, dpop)?
+                let jwt = source().map_err(|e| e.to_string())?;
+                token::jwt_bearer(&self.http, d, client.as_ref(), &jwt, scopes, dpop)?
             }
         };
         st.token = Some(token.clone());

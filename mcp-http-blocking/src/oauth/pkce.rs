@@ -8,11 +8,11 @@ use super::url::base64url;
 
 /// A code verifier and its S256 challenge.
 #[derive(Debug, Clone)]
-pub struct Pkce {
+pub(crate) struct Pkce {
     /// Sent with the token request.
-    pub verifier: String,
+    pub(crate) verifier: String,
     /// Sent with the authorization request (`code_challenge_method=S256`).
-    pub challenge: String,
+    pub(crate) challenge: String,
 }
 
 impl Pkce {
@@ -20,12 +20,12 @@ impl Pkce {
     ///
     /// # Errors
     /// When the OS random source fails.
-    pub fn new() -> Result<Pkce, String> {
+    pub(crate) fn new() -> Result<Pkce, String> {
         Ok(Pkce::from_verifier(random_token(32)?))
     }
 
     /// The challenge of a given verifier: `BASE64URL(SHA256(verifier))`.
-    pub fn from_verifier(verifier: String) -> Pkce {
+    pub(crate) fn from_verifier(verifier: String) -> Pkce {
         let challenge = base64url(&Sha256::digest(verifier.as_bytes()));
         Pkce {
             verifier,
@@ -38,7 +38,7 @@ impl Pkce {
 ///
 /// # Errors
 /// When the OS random source fails.
-pub fn random_token(n: usize) -> Result<String, String> {
+pub(crate) fn random_token(n: usize) -> Result<String, String> {
     let mut b = vec![0u8; n];
     getrandom::fill(&mut b).map_err(|e| format!("no randomness from the OS: {e}"))?;
     Ok(base64url(&b))

@@ -279,7 +279,7 @@ fn method_named(name: &str) -> Option<AuthMethod> {
 /// private-use scheme such as `com.example.app:/cb`), `web` for one that comes back to a web
 /// server. An authorization server applies different redirect rules to the two (a `web` client
 /// may not use `localhost`), so registering the wrong one gets the redirect refused.
-pub fn application_type(redirect_uri: &str) -> &'static str {
+pub(crate) fn application_type(redirect_uri: &str) -> &'static str {
     let Some(u) = Url::parse(redirect_uri) else {
         // Not http(s): a private-use URI scheme, which only native apps use.
         return "native";
@@ -391,7 +391,7 @@ pub(crate) fn authorization_code(
         q.push(("scope", scope.as_str()));
     }
     let url = with_query(&d.server.authorization_endpoint, &form(&q));
-    let back = browser(&url)?;
+    let back = browser(&url).map_err(|e| e.to_string())?;
     let back = Url::parse(&back).ok_or_else(|| format!("the redirect {back:?} is not a URL"))?;
     if back.query_param("state").as_deref() != Some(state.as_str()) {
         return Err("the redirect's state does not match the request's (possible CSRF)".into());

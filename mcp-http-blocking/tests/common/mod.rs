@@ -583,3 +583,80 @@ pub fn init_body(version: &str) -> Vec<u8> {
         json!({"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}),
     )
 }
+
+/// Form and URL helpers of the mock authorization servers (the crate's own are private).
+pub mod form {
+    /// Percent-encodes everything but RFC 3986's unreserved characters.
+    pub fn encode(s: &str) -> String {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    char::from(b).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    }
+
+    /// Decodes `%XX` and `+`; a broken escape is kept as it is.
+    pub fn decode(s: &str) -> String {
+        let b = s.as_bytes();
+        let mut out = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            let hex = (b[i] == b'%')
+                .then(|| s.get(i + 1..i + 3))
+                .flatten()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            match (b[i], hex) {
+                (b'+', _) => out.push(b' '),
+                (_, Some(v)) => {
+                    out.push(v);
+                    i += 2;
+                }
+                (c, None) => out.push(c),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// `a=1&b=2` (a query or a form body) as decoded pairs.
+    pub fn parse(q: &str) -> Vec<(String, String)> {
+        q.split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| match p.split_once('=') {
+                Some((k, v)) => (decode(k), decode(v)),
+                None => (decode(p), String::new()),
+            })
+            .collect()
+    }
+
+    /// A request target's path and query.
+    pub fn split_target(target: &str) -> (&str, Option<&str>) {
+        match target.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (target, None),
+        }
+    }
+
+    /// `BASE64URL(SHA256(text))`: a PKCE S256 challenge, a DPoP `ath`.
+    #[cfg(feature = "oauth")]
+    pub fn s256(text: &str) -> String {
+        use sha2::{Digest, Sha256};
+        const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        let digest = Sha256::digest(text.as_bytes());
+        let mut out = String::new();
+        for chunk in digest.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+            for i in 0..=chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
+            }
+        }
+        out
+    }
+}
