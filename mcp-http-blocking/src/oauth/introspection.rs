@@ -212,7 +212,7 @@ fn introspection_failed(e: &str) -> AuthError {
     if e.contains("invalid_request") {
         AuthError::Invalid("the token could not be read".into())
     } else {
-        AuthError::Unavailable(format!("token introspection: {e}"))
+        AuthError::Unavailable(format!("token introspection: {e}").into())
     }
 }
 

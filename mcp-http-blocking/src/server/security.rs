@@ -80,9 +80,11 @@ pub(crate) fn host_allowed(allowed: Option<&[String]>, host: &str) -> bool {
 }
 
 /// Why a token was refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
+#[non_exhaustive]
 pub enum AuthError {
-    /// Missing, malformed, expired or for another audience: 401.
+    /// Missing, malformed, expired or for another audience: 401. The text is protocol data,
+    /// not an error value: the client gets it as the challenge's `error_description`.
     Invalid(String),
     /// Valid but lacking scope: 403 with `error="insufficient_scope"`.
     InsufficientScope {
@@ -90,8 +92,28 @@ pub enum AuthError {
         scope: String,
     },
     /// The token could not be checked now (the authorization server did not answer): 503,
-    /// so the client retries later rather than throwing a good token away.
-    Unavailable(String),
+    /// so the client retries later rather than throwing a good token away. Holds the failure
+    /// (for the log; the client learns nothing of it).
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl std::fmt::Display for AuthError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthError::Invalid(why) => write!(f, "invalid token: {why}"),
+            AuthError::InsufficientScope { scope } => write!(f, "insufficient scope: {scope}"),
+            AuthError::Unavailable(e) => write!(f, "the token cannot be checked now: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for AuthError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            AuthError::Unavailable(e) => Some(e.as_ref()),
+            AuthError::Invalid(_) | AuthError::InsufficientScope { .. } => None,
+        }
+    }
 }
 
 /// Validates bearer tokens (signature, expiry, audience per RFC 8707, scopes). Called on every
