@@ -38,24 +38,22 @@ pub fn authorizer_for(
     };
     let field = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
     let credentials = field("client_id").map(|id| Credentials::new(id, field("client_secret")));
-    let cfg = if let Some(id_token) = field("idp_id_token") {
+    let mut cfg = if let Some(id_token) = field("idp_id_token") {
         let token_endpoint = field("idp_token_endpoint")
             .ok_or("the context has an ID token but no idp_token_endpoint")?;
-        let mut cfg = OAuthConfig::with_grant(Grant::CrossApp(CrossApp {
+        OAuthConfig::builder(Grant::CrossApp(CrossApp {
             idp_token_endpoint: token_endpoint,
             id_token,
             idp_client_id: field("idp_client_id"),
             idp_client_secret: None,
-        }));
-        cfg.credentials = credentials;
-        cfg
+        }))
     } else if let Some(jwt) = field("valid_jwt") {
         // Workload identity federation: the workload's JWT is the grant (RFC 7523).
-        let mut cfg = OAuthConfig::with_grant(Grant::JwtBearer(Arc::new(move || Ok(jwt.clone()))));
-        cfg.credentials = credentials;
-        cfg
+        OAuthConfig::builder(Grant::JwtBearer(Arc::new(move || Ok(jwt.clone()))))
     } else if scenario.starts_with("auth/client-credentials") {
-        let mut creds = credentials.ok_or("client credentials need a client_id in the context")?;
+        let mut creds = credentials
+            .clone()
+            .ok_or("client credentials need a client_id in the context")?;
         if let Some(pem) = field("private_key_pem") {
             let alg = field("signing_algorithm").unwrap_or_else(|| "ES256".into());
             if alg != "ES256" {
@@ -65,20 +63,20 @@ pub fn authorizer_for(
             }
             creds.private_key = Some(PrivateKey::from_pem(&pem).map_err(|e| e.to_string())?);
         }
-        let mut cfg = OAuthConfig::with_grant(Grant::ClientCredentials);
-        cfg.credentials = Some(creds);
-        cfg
+        OAuthConfig::builder(Grant::ClientCredentials).credentials(creds)
     } else {
         let browser = OAuthProvider::headless_browser(Duration::from_secs(10));
-        let mut cfg = OAuthConfig::authorization_code(REDIRECT_URI, browser);
-        cfg.credentials = credentials;
+        let cfg = OAuthConfig::authorization_code(REDIRECT_URI, browser);
         if scenario == "auth/basic-cimd" {
-            cfg.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+            cfg.client_metadata_url(CLIENT_METADATA_URL)
+        } else {
+            cfg
         }
-        cfg
     };
-    let mut cfg = cfg;
-    cfg.client_name = "mcp-blocking-conformance".into();
+    if let Some(c) = credentials.filter(|_| !scenario.starts_with("auth/client-credentials")) {
+        cfg = cfg.credentials(c);
+    }
+    let cfg = cfg.client_name("mcp-blocking-conformance").build();
     Ok(Some(Arc::new(OAuthProvider::new(cfg))))
 }
 
@@ -128,10 +126,11 @@ pub fn revision_for(wire: Option<&str>) -> Revision {
 /// # Errors
 /// Any failure on the way, as text for stderr.
 pub fn run(scenario: &str, context: Option<&str>, url: &str) -> Result<(), String> {
-    let config = HttpClientConfig {
-        auth: authorizer_for(scenario, context)?,
-        ..HttpClientConfig::default()
-    };
+    let mut config = HttpClientConfig::builder();
+    if let Some(auth) = authorizer_for(scenario, context)? {
+        config = config.auth(auth);
+    }
+    let config = config.build();
     let client = Client::builder()
         .client_info("mcp-blocking-conformance", env!("CARGO_PKG_VERSION"))
         .revision(revision_for(

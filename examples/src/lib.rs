@@ -49,15 +49,14 @@ fn serve_http(
     addr: &str,
     token: Option<&str>,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let mut cfg = mcp_http_blocking::HttpConfig::default();
+    let mut cfg = mcp_http_blocking::HttpConfig::builder();
     if let Some(t) = token {
-        cfg.auth = Some(mcp_http_blocking::AuthConfig {
-            authorizer: std::sync::Arc::new(FixedToken(t.to_owned())),
-            authorization_servers: Vec::new(),
-            scopes: Vec::new(),
-            public_url: None,
-        });
+        cfg = cfg.auth(
+            mcp_http_blocking::AuthConfig::builder(std::sync::Arc::new(FixedToken(t.to_owned())))
+                .build(),
+        );
     }
+    let cfg = cfg.build();
     let http = mcp_http_blocking::HttpServer::builder()
         .bind(addr)
         .config(cfg)

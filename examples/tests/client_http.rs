@@ -396,10 +396,11 @@ fn one_era_server(versions: mcp_core::version::VersionSet) -> mcp_http_blocking:
         .expect("a server");
     mcp_http_blocking::HttpServer::builder()
         .bind("127.0.0.1:0")
-        .config(mcp_http_blocking::HttpConfig {
-            versions,
-            ..Default::default()
-        })
+        .config(
+            mcp_http_blocking::HttpConfig::builder()
+                .versions(versions)
+                .build(),
+        )
         .build(kit)
         .expect("binds")
         .spawn()

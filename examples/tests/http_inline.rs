@@ -69,10 +69,9 @@ fn start(entered: Sender<()>, release: Receiver<()>) -> ServerHandle {
     // A JSON window longer than any test: the watchdog that starts the answer of a handler
     // running longer than that stays out of the way, so what is tested here is the escape
     // taken by the handler's first message.
-    let cfg = HttpConfig {
-        json_window: Duration::from_secs(60),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .json_window(Duration::from_secs(60))
+        .build();
     HttpServer::builder()
         .config(cfg)
         .build(server)
@@ -317,11 +316,10 @@ fn a_silent_inline_handler_is_cancelled_when_its_2026_client_hangs_up() {
         }))
         .build()
         .expect("the server builds");
-    let cfg = HttpConfig {
-        json_window: Duration::from_millis(20),
-        keepalive: Duration::from_millis(20),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .json_window(Duration::from_millis(20))
+        .keepalive(Duration::from_millis(20))
+        .build();
     let h = HttpServer::builder()
         .config(cfg)
         .build(server)

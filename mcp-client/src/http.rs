@@ -10,6 +10,7 @@ use mcp_core::transport::Incoming;
 use mcp_core::version::{Era, ProtocolVersion};
 pub use mcp_http_blocking::client::{
     AuthError, AuthProvider, BearerToken, Challenge, HttpClient, HttpClientConfig,
+    HttpClientConfigBuilder,
 };
 
 use crate::builder::ClientBuilder;

@@ -73,7 +73,10 @@ pub use era_cache::EraCache;
 pub use error::{Closed, Error, SharedError, Unexpected};
 pub use handlers::{ElicitationHandler, RootsProvider, SamplingHandler};
 #[cfg(feature = "http")]
-pub use http::{AuthError, AuthProvider, BearerToken, Challenge, HttpClientConfig, HttpTransport};
+pub use http::{
+    AuthError, AuthProvider, BearerToken, Challenge, HttpClientConfig, HttpClientConfigBuilder,
+    HttpTransport,
+};
 pub use listen::Subscription;
 /// OAuth 2.1 for HTTP servers (feature `oauth`): see [`oauth::OAuthProvider`].
 #[cfg(feature = "oauth")]

@@ -38,9 +38,10 @@ use std::fmt;
 
 #[cfg(feature = "server")]
 pub use server::{
-    AuthConfig, AuthError, Authorizer, Body, EventStore, HttpConfig, HttpRequest, HttpResponse,
-    HttpServer, HttpServerBuilder, MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext,
-    StreamEnd, StreamableHttp, Sweeper, decode_header_value,
+    AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventStore, HttpConfig,
+    HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, MemoryEventStore,
+    OriginPolicy, ServerHandle, SseBody, SseNext, StreamEnd, StreamableHttp, Sweeper,
+    decode_header_value,
 };
 
 /// The header carrying the legacy session id.

@@ -236,10 +236,7 @@ fn a_new_session_gets_the_subscriptions_and_log_level_again() {
 #[test]
 fn a_forgotten_session_gives_a_clean_error_when_renewal_is_off() {
     let (h, _ctl) = serve(HttpConfig::default(), IO);
-    let cfg = HttpClientConfig {
-        renew_session: false,
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder().renew_session(false).build();
     let mut c = HttpClient::connect(&url(&h), cfg).unwrap();
     handshake(&c, "2025-03-26");
     h.core().close_all();

@@ -24,10 +24,11 @@ fn start() -> (ServerHandle, Arc<Ctl>) {
     let h = HttpServer::builder()
         .bind("127.0.0.1:0")
         // Short keep-alives: the server notices a closed stream at its next write.
-        .config(HttpConfig {
-            keepalive: Duration::from_millis(100),
-            ..HttpConfig::default()
-        })
+        .config(
+            HttpConfig::builder()
+                .keepalive(Duration::from_millis(100))
+                .build(),
+        )
         .io_timeout(Duration::from_secs(5))
         .build(TestService(ctl.clone()))
         .unwrap()
@@ -176,10 +177,7 @@ fn closing_ends_open_streams() {
 #[test]
 fn a_cancellation_is_not_held_up_by_requests_waiting_for_a_slot() {
     let (h, ctl) = start();
-    let cfg = HttpClientConfig {
-        max_in_flight: 1,
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder().max_in_flight(1).build();
     let mut c = HttpClient::connect(&format!("http://{}/mcp", h.local_addr()), cfg).unwrap();
     let rx = c.receiver();
     c.sender().send(req(1, "gated", json!({}))).unwrap();

@@ -211,10 +211,7 @@ fn resumption_gives_up_after_the_configured_attempts() {
             _ => bare(conn, 500, ""),
         }
     }));
-    let cfg = HttpClientConfig {
-        max_reconnects: 2,
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder().max_reconnects(2).build();
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
     c.sender().send(req(2, "slow")).unwrap();
@@ -273,10 +270,7 @@ fn answers_over_the_size_limit_are_refused() {
             sse(conn, &format!("data: {body}\n\n"));
         }
     }));
-    let cfg = HttpClientConfig {
-        max_message: 1024,
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder().max_message(1024).build();
     let mut c = connect(addr, cfg);
     for (id, method) in [(1, "json"), (2, "sse")] {
         c.sender().send(req(id, method)).unwrap();
@@ -348,7 +342,9 @@ fn handshake_headers_a_refused_get_stream_and_delete_on_close() {
             _ => bare(conn, 500, ""),
         }
     }));
-    let cfg = HttpClientConfig::default().with_header("Authorization", "Bearer t0k");
+    let cfg = HttpClientConfig::builder()
+        .header("Authorization", "Bearer t0k")
+        .build();
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
     c.sender()
@@ -391,10 +387,9 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
         let body = json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {}});
         json_answer(conn, 200, "", &body.to_string());
     }));
-    let cfg = HttpClientConfig {
-        ack_timeout: Duration::from_millis(300),
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder()
+        .ack_timeout(Duration::from_millis(300))
+        .build();
     let mut c = connect(addr, cfg);
     let started = Instant::now();
     c.sender()
@@ -428,10 +423,9 @@ fn a_stream_that_goes_silent_times_out() {
         let (_keep, hold) = bounded::<()>(0);
         let _ = hold.recv_timeout(WAIT);
     }));
-    let cfg = HttpClientConfig {
-        read_timeout: Duration::from_millis(300),
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder()
+        .read_timeout(Duration::from_millis(300))
+        .build();
     let mut c = connect(addr, cfg);
     let started = Instant::now();
     c.sender().send(req(1, "slow")).unwrap();
@@ -533,10 +527,7 @@ fn a_stream_that_keeps_making_progress_is_resumed_past_the_bound() {
             _ => bare(conn, 500, ""),
         }
     }));
-    let cfg = HttpClientConfig {
-        max_reconnects: 2,
-        ..HttpClientConfig::default()
-    };
+    let cfg = HttpClientConfig::builder().max_reconnects(2).build();
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
     let rx = c.receiver();

@@ -50,10 +50,7 @@ fn an_absurd_content_length_is_refused_without_killing_the_process() {
 
 #[test]
 fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
-    let cfg = HttpConfig {
-        max_body: 1000,
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder().max_body(1000).build();
     let (h, _) = serve(cfg, Duration::from_secs(60));
     // Declared too large, sent in part, then the client waits: the 413 comes at once.
     let mut s = connect(h.local_addr());
@@ -158,11 +155,10 @@ fn an_sse_answer_in_many_pieces_does_not_stall_on_nagle() {
 
 #[test]
 fn a_reader_that_stops_reading_is_cut_off_not_buffered_for() {
-    let cfg = HttpConfig {
-        stream_buffer: 4,
-        send_timeout: Duration::from_millis(200),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .stream_buffer(4)
+        .send_timeout(Duration::from_millis(200))
+        .build();
     let (h, ctl) = serve(cfg, Duration::from_millis(300));
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
@@ -255,10 +251,9 @@ fn requests_beyond_the_in_flight_cap_get_503() {
 #[test]
 fn open_streams_do_not_take_request_slots() {
     let ctl = Ctl::new();
-    let cfg = HttpConfig {
-        keepalive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .keepalive(Duration::from_millis(50))
+        .build();
     let h = HttpServer::builder()
         .config(cfg)
         .max_in_flight(2)

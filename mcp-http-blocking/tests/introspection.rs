@@ -94,15 +94,17 @@ fn now() -> u64 {
 fn serve(check: IntrospectionConfig) -> ServerHandle {
     HttpServer::builder()
         .bind("127.0.0.1:0")
-        .config(HttpConfig {
-            auth: Some(AuthConfig {
-                authorizer: Arc::new(Introspection::new(check)),
-                authorization_servers: vec!["http://127.0.0.1:9".into()],
-                scopes: vec!["mcp:tools".into()],
-                public_url: Some("http://mcp.test".into()),
-            }),
-            ..HttpConfig::default()
-        })
+        .config(
+            HttpConfig::builder()
+                .auth(
+                    AuthConfig::builder(Arc::new(Introspection::new(check)))
+                        .authorization_servers(["http://127.0.0.1:9"])
+                        .scopes(["mcp:tools"])
+                        .public_url("http://mcp.test")
+                        .build(),
+                )
+                .build(),
+        )
         .io_timeout(Duration::from_secs(5))
         .build(TestService(Ctl::new()))
         .unwrap()
@@ -148,9 +150,11 @@ fn tokens() -> HashMap<String, Value> {
 fn tokens_are_checked_for_activity_expiry_audience_and_scope() {
     let ep = Endpoint::start(tokens());
     let h = serve(
-        IntrospectionConfig::new(&ep.url)
-            .with_client("mcp-server", "s3cret")
-            .with_required_scopes(&["mcp:tools"]),
+        IntrospectionConfig::builder(&ep.url)
+            .client_id("mcp-server")
+            .client_secret("s3cret")
+            .required_scopes(["mcp:tools"])
+            .build(),
     );
     assert_eq!(post(&h, "good").0, 200);
     assert_eq!(post(&h, "listed").0, 200, "aud as a list");
@@ -171,7 +175,7 @@ fn tokens_are_checked_for_activity_expiry_audience_and_scope() {
 #[test]
 fn a_good_answer_is_reused_and_a_bad_one_is_not() {
     let ep = Endpoint::start(tokens());
-    let h = serve(IntrospectionConfig::new(&ep.url));
+    let h = serve(IntrospectionConfig::builder(&ep.url).build());
     for _ in 0..5 {
         assert_eq!(post(&h, "good").0, 200);
     }
@@ -191,9 +195,8 @@ fn an_endpoint_that_does_not_answer_is_503_not_401() {
         .local_addr()
         .unwrap()
         .port();
-    let h = serve(IntrospectionConfig::new(format!(
-        "http://127.0.0.1:{port}/introspect"
-    )));
+    let h =
+        serve(IntrospectionConfig::builder(format!("http://127.0.0.1:{port}/introspect")).build());
     assert_eq!(post(&h, "good").0, 503);
     h.shutdown();
 }

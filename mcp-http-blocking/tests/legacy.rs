@@ -156,11 +156,10 @@ fn initialize_mints_a_session_and_session_rules_hold() {
 
 #[test]
 fn get_and_delete_can_be_disabled() {
-    let cfg = HttpConfig {
-        enable_get_stream: false,
-        enable_delete: false,
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .enable_get_stream(false)
+        .enable_delete(false)
+        .build();
     let (h, _) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-11-25");
     let sid_h = ("Mcp-Session-Id", sid.as_str());
@@ -436,11 +435,10 @@ fn a_cut_stream_resumes_with_nothing_lost_and_nothing_repeated() {
 
 #[test]
 fn idle_sessions_expire() {
-    let cfg = HttpConfig {
-        session_idle: Duration::from_millis(200),
-        sweep_interval: Some(Duration::from_millis(20)),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .session_idle(Duration::from_millis(200))
+        .sweep_interval(Duration::from_millis(20))
+        .build();
     let (h, ctl) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");
     assert_eq!(h.core().session_count(), 1);
@@ -462,10 +460,7 @@ fn idle_sessions_expire() {
 
 #[test]
 fn session_cap_refuses_more_initializes() {
-    let cfg = HttpConfig {
-        max_sessions: 2,
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder().max_sessions(2).build();
     let (h, _) = serve(cfg, Duration::from_secs(5));
     init(&h, "2025-06-18");
     init(&h, "2025-06-18");
@@ -538,10 +533,9 @@ fn batches_only_where_2025_03_26_is_negotiated() {
 #[test]
 fn the_2024_11_05_http_sse_transport_works() {
     // Short keep-alives: the server notices a client that hung up when it next writes.
-    let cfg = HttpConfig {
-        keepalive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .keepalive(Duration::from_millis(50))
+        .build();
     let (h, ctl) = serve(cfg, Duration::from_secs(5));
     let a = h.local_addr();
     let mut s = SseClient::open(a, "GET", "/sse", &[("Accept", "text/event-stream")], b"");
@@ -593,10 +587,9 @@ fn the_2024_11_05_http_sse_transport_works() {
 
 #[test]
 fn idle_streams_carry_keep_alive_comments() {
-    let cfg = HttpConfig {
-        keepalive: std::time::Duration::from_millis(30),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .keepalive(std::time::Duration::from_millis(30))
+        .build();
     let (h, _) = serve(cfg, Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");
     let sid_h = ("Mcp-Session-Id", sid.as_str());

@@ -249,10 +249,9 @@ fn header_checks_give_the_modern_errors_and_statuses() {
 
 #[test]
 fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_modern() {
-    let cfg = HttpConfig {
-        versions: mcp_core::version::VersionSet::modern_only(),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .versions(mcp_core::version::VersionSet::modern_only())
+        .build();
     let (h, _) = serve(cfg, IO);
     let r = request(
         h.local_addr(),
@@ -263,10 +262,9 @@ fn a_modern_only_server_refuses_initialize_and_a_legacy_only_server_refuses_mode
     );
     assert_eq!(r.status, 400);
     assert_eq!(r.json()["error"]["code"], -32022);
-    let cfg = HttpConfig {
-        versions: mcp_core::version::VersionSet::legacy_only(),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .versions(mcp_core::version::VersionSet::legacy_only())
+        .build();
     let (h, _) = serve(cfg, IO);
     let r = request(
         h.local_addr(),
@@ -305,10 +303,9 @@ fn notifications_first_make_an_sse_answer_without_ids() {
 
 #[test]
 fn a_client_disconnect_cancels_the_exchange() {
-    let cfg = HttpConfig {
-        keepalive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .keepalive(Duration::from_millis(50))
+        .build();
     let (h, ctl) = serve(cfg, IO);
     let mut s = SseClient::open(
         h.local_addr(),

@@ -18,7 +18,8 @@ use mcp_core::jsonrpc::{Message, Request, RequestId};
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::{
-    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth,
+    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthConfigBuilder,
+    OAuthProvider, SavedAuth,
 };
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
@@ -367,15 +368,16 @@ fn setup() -> Setup {
     });
     let server = HttpServer::builder()
         .bind("127.0.0.1:0")
-        .config(HttpConfig {
-            auth: Some(AuthConfig {
-                authorizer: rs.clone(),
-                authorization_servers: vec![as_.url.clone()],
-                scopes: vec!["mcp:read".into()],
-                public_url: None,
-            }),
-            ..HttpConfig::default()
-        })
+        .config(
+            HttpConfig::builder()
+                .auth(
+                    AuthConfig::builder(rs.clone())
+                        .authorization_servers(vec![as_.url.clone()])
+                        .scopes(["mcp:read"])
+                        .build(),
+                )
+                .build(),
+        )
         .io_timeout(Duration::from_secs(5))
         .build(TestService(Ctl::new()))
         .unwrap()
@@ -390,10 +392,14 @@ fn endpoint(h: &ServerHandle) -> String {
 
 fn connect(url: &str, cfg: OAuthConfig) -> HttpClient {
     let auth = Arc::new(OAuthProvider::new(cfg));
-    HttpClient::connect(url, HttpClientConfig::default().with_auth(auth)).unwrap()
+    HttpClient::connect(url, HttpClientConfig::builder().auth(auth).build()).unwrap()
 }
 
 fn headless() -> OAuthConfig {
+    headless_builder().build()
+}
+
+fn headless_builder() -> OAuthConfigBuilder {
     OAuthConfig::authorization_code(REDIRECT, OAuthProvider::headless_browser(WAIT))
 }
 
@@ -530,7 +536,7 @@ fn a_redirect_with_another_state_is_refused() {
     });
     let c = connect(
         &endpoint(&s.server),
-        OAuthConfig::authorization_code(REDIRECT, tamper),
+        OAuthConfig::authorization_code(REDIRECT, tamper).build(),
     );
     c.sender().send(initialize()).unwrap();
     let why = failed(&c.receiver());
@@ -556,7 +562,7 @@ impl AuthStore for MemStore {
 
 /// One run of a host: a provider on `store`, initialize, one ping.
 fn run_with(url: &str, store: &Arc<MemStore>) {
-    let c = connect(url, headless().with_store(store.clone()));
+    let c = connect(url, headless_builder().store(store.clone()).build());
     c.sender().send(initialize()).unwrap();
     ok(&next(&c.receiver()));
     c.sender().send(req(2, "ping", json!({}))).unwrap();
@@ -690,7 +696,8 @@ fn a_sign_in_through_the_loopback_redirect_listener() {
     let cfg = OAuthConfig::authorization_code(
         redirect.redirect_uri(),
         redirect.browser(WAIT, browser_process),
-    );
+    )
+    .build();
     let c = connect(&endpoint(&s.server), cfg);
     c.sender().send(initialize()).unwrap();
     ok(&next(&c.receiver()));
@@ -958,10 +965,9 @@ fn a_new_authorization_server_gets_a_new_registration() {
 }
 
 fn jwt_bearer(assertion: &'static str) -> OAuthConfig {
-    let mut cfg =
-        OAuthConfig::with_grant(Grant::JwtBearer(Arc::new(move || Ok(assertion.to_owned()))));
-    cfg.credentials = Some(Credentials::new("workload", None));
-    cfg
+    OAuthConfig::builder(Grant::JwtBearer(Arc::new(move || Ok(assertion.to_owned()))))
+        .credentials(Credentials::new("workload", None))
+        .build()
 }
 
 /// Workload identity federation (SEP-1933): the host's JWT goes to the token endpoint as an

@@ -279,10 +279,9 @@ fn cut_streams_resume_with_every_message_exactly_once() {
     let seed = seed();
     let _guard = SeedGuard::new("http resume", seed);
     let gates: Gates = Arc::default();
-    let cfg = HttpConfig {
-        keepalive: Duration::from_millis(20),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .keepalive(Duration::from_millis(20))
+        .build();
     let h = HttpServer::builder()
         .config(cfg)
         .build(Steps(gates.clone()))

@@ -63,10 +63,7 @@ fn dns_rebinding_and_foreign_origins_get_403() {
             .contains("Mcp-Session-Id")
     );
     // Configured hosts replace the loopback default.
-    let h2 = start(HttpConfig {
-        allowed_hosts: Some(vec!["mcp.example".into()]),
-        ..HttpConfig::default()
-    });
+    let h2 = start(HttpConfig::builder().allowed_hosts(["mcp.example"]).build());
     let r = request(
         h2.local_addr(),
         "POST",
@@ -144,15 +141,14 @@ impl Authorizer for Tokens {
 #[test]
 fn bearer_tokens_are_checked_and_the_metadata_is_served() {
     let ctl = Ctl::new();
-    let cfg = HttpConfig {
-        auth: Some(AuthConfig {
-            authorizer: Arc::new(Tokens),
-            authorization_servers: vec!["https://auth.example".into()],
-            scopes: vec!["mcp:read".into()],
-            public_url: None,
-        }),
-        ..HttpConfig::default()
-    };
+    let cfg = HttpConfig::builder()
+        .auth(
+            AuthConfig::builder(Arc::new(Tokens))
+                .authorization_servers(["https://auth.example"])
+                .scopes(["mcp:read"])
+                .build(),
+        )
+        .build();
     let h = HttpServer::builder()
         .config(cfg)
         .build(TestService(ctl.clone()))

@@ -436,15 +436,15 @@ fn http_config(auth: &Authorize) -> Result<HttpClientConfig, String> {
                 open_browser(url);
                 Ok(())
             });
-            let mut cfg = OAuthConfig::authorization_code(redirect.redirect_uri(), browser);
-            cfg.client_name = "mcp-blocking-cli".into();
+            let mut cfg = OAuthConfig::authorization_code(redirect.redirect_uri(), browser)
+                .client_name("mcp-blocking-cli");
             if let Some(path) = file {
-                cfg = cfg.with_store(Arc::new(FileStore(path.clone())));
+                cfg = cfg.store(Arc::new(FileStore(path.clone())));
             }
-            Arc::new(OAuthProvider::new(cfg))
+            Arc::new(OAuthProvider::new(cfg.build()))
         }
     };
-    Ok(HttpClientConfig::default().with_auth(provider))
+    Ok(HttpClientConfig::builder().auth(provider).build())
 }
 
 /// Starts the desktop's browser on `url`, if there is one (the URL is printed anyway).

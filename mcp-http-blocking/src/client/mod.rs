@@ -66,48 +66,260 @@ pub use headers::encode_value as encode_header_value;
 
 /// Settings of an [`HttpClient`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpClientConfig {
     /// Longest wait for a TCP (and TLS) connection (default 10 s).
-    pub connect_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
     /// Longest wait for the head of a response once the request is sent (default 10 min: a
     /// server may hold a JSON answer until a long tool call ends; the MCP client's own request
     /// timeout usually cancels sooner).
-    pub response_timeout: Duration,
+    pub(crate) response_timeout: Duration,
     /// Longest silence inside a response body before the stream counts as dead (default
     /// 5 min; servers send keep-alive comments more often than that).
-    pub read_timeout: Duration,
+    pub(crate) read_timeout: Duration,
     /// Longest wait for the 202 that acknowledges a POSTed notification or response (default
     /// 30 s). These are sent in order on one thread, so a server that never acknowledges one
     /// must not hold up the rest for long.
-    pub ack_timeout: Duration,
+    pub(crate) ack_timeout: Duration,
     /// Largest single message, JSON body or SSE event (default 16 MiB).
-    pub max_message: usize,
+    pub(crate) max_message: usize,
     /// Attempts to resume a broken stream with `Last-Event-ID`, in a row (default 5).
-    pub max_reconnects: u32,
+    pub(crate) max_reconnects: u32,
     /// Wait before resuming when the server gave no `retry:` hint (default 1 s).
-    pub default_retry: Duration,
+    pub(crate) default_retry: Duration,
     /// Upper bound on a server's `retry:` hint (default 30 s).
-    pub max_retry: Duration,
+    pub(crate) max_retry: Duration,
     /// Requests in flight at most; beyond it the sending side waits (default 64).
-    pub max_in_flight: usize,
+    pub(crate) max_in_flight: usize,
     /// Capacity of the receiving channel (default 256 messages).
-    pub channel_capacity: usize,
+    pub(crate) channel_capacity: usize,
     /// Open the legacy GET stream after `initialize` (default true).
-    pub get_stream: bool,
+    pub(crate) get_stream: bool,
     /// When the server answers 404 to a request of a legacy session (it forgot the session),
     /// start a new session by repeating the `initialize` and send the request again (default
     /// true). The resource subscriptions and the log level the client had asked for are set
     /// up again in the new session first (the answers to that stay inside the client).
     /// False: the request fails with [`SESSION_NOT_FOUND`].
-    pub renew_session: bool,
+    pub(crate) renew_session: bool,
     /// Extra headers on every request.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// Gives the `Authorization` header of every request and answers the server's 401 and
     /// 403 refusals (a fixed [`BearerToken`], or OAuth with feature `oauth`). None: no
     /// authorization.
-    pub auth: Option<Arc<dyn AuthProvider>>,
+    pub(crate) auth: Option<Arc<dyn AuthProvider>>,
     /// The `User-Agent`.
-    pub user_agent: String,
+    pub(crate) user_agent: String,
+}
+
+impl HttpClientConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> HttpClientConfigBuilder {
+        HttpClientConfigBuilder {
+            config: HttpClientConfig::default(),
+        }
+    }
+
+    /// Longest wait for a TCP (and TLS) connection (default 10 s).
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout
+    }
+
+    /// Longest wait for the head of a response once the request is sent (default 10 min: a
+    /// server may hold a JSON answer until a long tool call ends; the MCP client's own request
+    /// timeout usually cancels sooner).
+    pub fn response_timeout(&self) -> Duration {
+        self.response_timeout
+    }
+
+    /// Longest silence inside a response body before the stream counts as dead (default
+    /// 5 min; servers send keep-alive comments more often than that).
+    pub fn read_timeout(&self) -> Duration {
+        self.read_timeout
+    }
+
+    /// Longest wait for the 202 that acknowledges a POSTed notification or response (default
+    /// 30 s). These are sent in order on one thread, so a server that never acknowledges one
+    /// must not hold up the rest for long.
+    pub fn ack_timeout(&self) -> Duration {
+        self.ack_timeout
+    }
+
+    /// Largest single message, JSON body or SSE event (default 16 MiB).
+    pub fn max_message(&self) -> usize {
+        self.max_message
+    }
+
+    /// Attempts to resume a broken stream with `Last-Event-ID`, in a row (default 5).
+    pub fn max_reconnects(&self) -> u32 {
+        self.max_reconnects
+    }
+
+    /// Wait before resuming when the server gave no `retry:` hint (default 1 s).
+    pub fn default_retry(&self) -> Duration {
+        self.default_retry
+    }
+
+    /// Upper bound on a server's `retry:` hint (default 30 s).
+    pub fn max_retry(&self) -> Duration {
+        self.max_retry
+    }
+
+    /// Requests in flight at most; beyond it the sending side waits (default 64).
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// Capacity of the receiving channel (default 256 messages).
+    pub fn channel_capacity(&self) -> usize {
+        self.channel_capacity
+    }
+
+    /// Open the legacy GET stream after `initialize` (default true).
+    pub fn get_stream(&self) -> bool {
+        self.get_stream
+    }
+
+    /// When the server answers 404 to a request of a legacy session (it forgot the session),
+    /// start a new session by repeating the `initialize` and send the request again (default
+    /// true). The resource subscriptions and the log level the client had asked for are set
+    /// up again in the new session first (the answers to that stay inside the client).
+    /// False: the request fails with [`SESSION_NOT_FOUND`].
+    pub fn renew_session(&self) -> bool {
+        self.renew_session
+    }
+
+    /// Extra headers on every request.
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// Gives the `Authorization` header of every request and answers the server's 401 and
+    /// 403 refusals (a fixed [`BearerToken`], or OAuth with feature `oauth`). None: no
+    /// authorization.
+    pub fn auth(&self) -> Option<&Arc<dyn AuthProvider>> {
+        self.auth.as_ref()
+    }
+
+    /// The `User-Agent`.
+    pub fn user_agent(&self) -> &str {
+        &self.user_agent
+    }
+}
+
+/// Builds a [`HttpClientConfig`]: one method per setting, named after it, then
+/// [`build`](HttpClientConfigBuilder::build).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct HttpClientConfigBuilder {
+    config: HttpClientConfig,
+}
+
+impl HttpClientConfigBuilder {
+    /// Longest wait for a TCP (and TLS) connection (default 10 s).
+    pub fn connect_timeout(mut self, v: Duration) -> Self {
+        self.config.connect_timeout = v;
+        self
+    }
+
+    /// Longest wait for the head of a response once the request is sent (default 10 min: a
+    /// server may hold a JSON answer until a long tool call ends; the MCP client's own request
+    /// timeout usually cancels sooner).
+    pub fn response_timeout(mut self, v: Duration) -> Self {
+        self.config.response_timeout = v;
+        self
+    }
+
+    /// Longest silence inside a response body before the stream counts as dead (default
+    /// 5 min; servers send keep-alive comments more often than that).
+    pub fn read_timeout(mut self, v: Duration) -> Self {
+        self.config.read_timeout = v;
+        self
+    }
+
+    /// Longest wait for the 202 that acknowledges a POSTed notification or response (default
+    /// 30 s). These are sent in order on one thread, so a server that never acknowledges one
+    /// must not hold up the rest for long.
+    pub fn ack_timeout(mut self, v: Duration) -> Self {
+        self.config.ack_timeout = v;
+        self
+    }
+
+    /// Largest single message, JSON body or SSE event (default 16 MiB).
+    pub fn max_message(mut self, v: usize) -> Self {
+        self.config.max_message = v;
+        self
+    }
+
+    /// Attempts to resume a broken stream with `Last-Event-ID`, in a row (default 5).
+    pub fn max_reconnects(mut self, v: u32) -> Self {
+        self.config.max_reconnects = v;
+        self
+    }
+
+    /// Wait before resuming when the server gave no `retry:` hint (default 1 s).
+    pub fn default_retry(mut self, v: Duration) -> Self {
+        self.config.default_retry = v;
+        self
+    }
+
+    /// Upper bound on a server's `retry:` hint (default 30 s).
+    pub fn max_retry(mut self, v: Duration) -> Self {
+        self.config.max_retry = v;
+        self
+    }
+
+    /// Requests in flight at most; beyond it the sending side waits (default 64).
+    pub fn max_in_flight(mut self, v: usize) -> Self {
+        self.config.max_in_flight = v;
+        self
+    }
+
+    /// Capacity of the receiving channel (default 256 messages).
+    pub fn channel_capacity(mut self, v: usize) -> Self {
+        self.config.channel_capacity = v;
+        self
+    }
+
+    /// Open the legacy GET stream after `initialize` (default true).
+    pub fn get_stream(mut self, v: bool) -> Self {
+        self.config.get_stream = v;
+        self
+    }
+
+    /// When the server answers 404 to a request of a legacy session (it forgot the session),
+    /// start a new session by repeating the `initialize` and send the request again (default
+    /// true). The resource subscriptions and the log level the client had asked for are set
+    /// up again in the new session first (the answers to that stay inside the client).
+    /// False: the request fails with [`SESSION_NOT_FOUND`].
+    pub fn renew_session(mut self, v: bool) -> Self {
+        self.config.renew_session = v;
+        self
+    }
+
+    /// Gives the `Authorization` header of every request and answers the server's 401 and
+    /// 403 refusals (a fixed [`BearerToken`], or OAuth with feature `oauth`). None: no
+    /// authorization.
+    pub fn auth(mut self, v: Arc<dyn AuthProvider>) -> Self {
+        self.config.auth = Some(v);
+        self
+    }
+
+    /// The `User-Agent`.
+    pub fn user_agent(mut self, v: impl Into<String>) -> Self {
+        self.config.user_agent = v.into();
+        self
+    }
+
+    /// Adds a header sent on every request (call it once per header).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The finished [`HttpClientConfig`].
+    pub fn build(self) -> HttpClientConfig {
+        self.config
+    }
 }
 
 impl Default for HttpClientConfig {
@@ -129,20 +341,6 @@ impl Default for HttpClientConfig {
             auth: None,
             user_agent: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
-    }
-}
-
-impl HttpClientConfig {
-    /// Adds a header sent on every request (builder style).
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// Sets the authorization provider (builder style).
-    pub fn with_auth(mut self, auth: Arc<dyn AuthProvider>) -> Self {
-        self.auth = Some(auth);
-        self
     }
 }
 

@@ -19,32 +19,143 @@ use crate::{AuthError, Authorizer};
 
 /// Settings of an [`Introspection`] authorizer.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct IntrospectionConfig {
     /// The authorization server's `introspection_endpoint`.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
     /// This resource server's credentials at the authorization server (HTTP Basic), if it
     /// wants them (most do).
-    pub client_id: Option<String>,
+    pub(crate) client_id: Option<String>,
     /// The secret that goes with `client_id`.
-    pub client_secret: Option<String>,
+    pub(crate) client_secret: Option<String>,
     /// Scopes every request needs (a token lacking one gets 403 `insufficient_scope`).
-    pub required_scopes: Vec<String>,
+    pub(crate) required_scopes: Vec<String>,
     /// Require the token's `aud` to name this server's URL (default true). Turn it off only
     /// for an authorization server that does not put audiences in introspection answers.
-    pub check_audience: bool,
+    pub(crate) check_audience: bool,
     /// Longest time a good answer is reused (default 60 s; never past the token's `exp`).
-    pub cache_ttl: Duration,
+    pub(crate) cache_ttl: Duration,
     /// Most answers kept (default 1,024).
-    pub cache_size: usize,
+    pub(crate) cache_size: usize,
     /// Longest wait for the authorization server (default 10 s).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
+}
+
+impl IntrospectionConfig {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(endpoint: impl Into<String>) -> IntrospectionConfigBuilder {
+        IntrospectionConfigBuilder {
+            config: IntrospectionConfig::new(endpoint.into()),
+        }
+    }
+
+    /// The authorization server's `introspection_endpoint`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// This resource server's credentials at the authorization server (HTTP Basic), if it
+    /// wants them (most do).
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
+    }
+
+    /// The secret that goes with `client_id`.
+    pub fn client_secret(&self) -> Option<&str> {
+        self.client_secret.as_deref()
+    }
+
+    /// Scopes every request needs (a token lacking one gets 403 `insufficient_scope`).
+    pub fn required_scopes(&self) -> &[String] {
+        &self.required_scopes
+    }
+
+    /// Require the token's `aud` to name this server's URL (default true). Turn it off only
+    /// for an authorization server that does not put audiences in introspection answers.
+    pub fn check_audience(&self) -> bool {
+        self.check_audience
+    }
+
+    /// Longest time a good answer is reused (default 60 s; never past the token's `exp`).
+    pub fn cache_ttl(&self) -> Duration {
+        self.cache_ttl
+    }
+
+    /// Most answers kept (default 1,024).
+    pub fn cache_size(&self) -> usize {
+        self.cache_size
+    }
+
+    /// Longest wait for the authorization server (default 10 s).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+/// Builds a [`IntrospectionConfig`]: one method per setting, named after it, then
+/// [`build`](IntrospectionConfigBuilder::build).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct IntrospectionConfigBuilder {
+    config: IntrospectionConfig,
+}
+
+impl IntrospectionConfigBuilder {
+    /// This resource server's credentials at the authorization server (HTTP Basic), if it
+    /// wants them (most do).
+    pub fn client_id(mut self, v: impl Into<String>) -> Self {
+        self.config.client_id = Some(v.into());
+        self
+    }
+
+    /// The secret that goes with `client_id`.
+    pub fn client_secret(mut self, v: impl Into<String>) -> Self {
+        self.config.client_secret = Some(v.into());
+        self
+    }
+
+    /// Scopes every request needs (a token lacking one gets 403 `insufficient_scope`).
+    pub fn required_scopes(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.config.required_scopes = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Require the token's `aud` to name this server's URL (default true). Turn it off only
+    /// for an authorization server that does not put audiences in introspection answers.
+    pub fn check_audience(mut self, v: bool) -> Self {
+        self.config.check_audience = v;
+        self
+    }
+
+    /// Longest time a good answer is reused (default 60 s; never past the token's `exp`).
+    pub fn cache_ttl(mut self, v: Duration) -> Self {
+        self.config.cache_ttl = v;
+        self
+    }
+
+    /// Most answers kept (default 1,024).
+    pub fn cache_size(mut self, v: usize) -> Self {
+        self.config.cache_size = v;
+        self
+    }
+
+    /// Longest wait for the authorization server (default 10 s).
+    pub fn timeout(mut self, v: Duration) -> Self {
+        self.config.timeout = v;
+        self
+    }
+
+    /// The finished [`IntrospectionConfig`].
+    pub fn build(self) -> IntrospectionConfig {
+        self.config
+    }
 }
 
 impl IntrospectionConfig {
     /// Introspection at `endpoint`, with the defaults for the rest.
-    pub fn new(endpoint: impl Into<String>) -> IntrospectionConfig {
+    fn new(endpoint: String) -> IntrospectionConfig {
         IntrospectionConfig {
-            endpoint: endpoint.into(),
+            endpoint,
             client_id: None,
             client_secret: None,
             required_scopes: Vec::new(),
@@ -53,19 +164,6 @@ impl IntrospectionConfig {
             cache_size: 1024,
             timeout: Duration::from_secs(10),
         }
-    }
-
-    /// Authenticates at the endpoint with these credentials.
-    pub fn with_client(mut self, id: impl Into<String>, secret: impl Into<String>) -> Self {
-        self.client_id = Some(id.into());
-        self.client_secret = Some(secret.into());
-        self
-    }
-
-    /// Requires these scopes on every request.
-    pub fn with_required_scopes(mut self, scopes: &[&str]) -> Self {
-        self.required_scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
-        self
     }
 }
 
@@ -82,18 +180,20 @@ impl IntrospectionConfig {
 /// use mcp_http_blocking::oauth::{Introspection, IntrospectionConfig};
 /// use mcp_http_blocking::{AuthConfig, HttpConfig};
 ///
-/// let check = IntrospectionConfig::new("https://auth.example.com/oauth/introspect")
-///     .with_client("mcp-server", "its-secret")
-///     .with_required_scopes(&["mcp:tools"]);
-/// let cfg = HttpConfig {
-///     auth: Some(AuthConfig {
-///         authorizer: Arc::new(Introspection::new(check)),
-///         authorization_servers: vec!["https://auth.example.com".into()],
-///         scopes: vec!["mcp:tools".into()],
-///         public_url: Some("https://mcp.example.com".into()),
-///     }),
-///     ..HttpConfig::default()
-/// };
+/// let check = IntrospectionConfig::builder("https://auth.example.com/oauth/introspect")
+///     .client_id("mcp-server")
+///     .client_secret("its-secret")
+///     .required_scopes(["mcp:tools"])
+///     .build();
+/// let cfg = HttpConfig::builder()
+///     .auth(
+///         AuthConfig::builder(Arc::new(Introspection::new(check)))
+///             .authorization_servers(["https://auth.example.com"])
+///             .scopes(["mcp:tools"])
+///             .public_url("https://mcp.example.com")
+///             .build(),
+///     )
+///     .build();
 /// ```
 pub struct Introspection {
     cfg: IntrospectionConfig,
@@ -267,8 +367,9 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_its_size_dropping_what_expires_first() {
-        let mut cfg = IntrospectionConfig::new("http://127.0.0.1:9/introspect");
-        cfg.cache_size = 2;
+        let cfg = IntrospectionConfig::builder("http://127.0.0.1:9/introspect")
+            .cache_size(2)
+            .build();
         let i = Introspection::new(cfg);
         let t0 = Instant::now();
         let key = |t: &str| (t.to_owned(), "r".to_owned());

@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use discovery::Discovered;
 #[cfg(feature = "server")]
-pub use introspection::{Introspection, IntrospectionConfig};
+pub use introspection::{Introspection, IntrospectionConfig, IntrospectionConfigBuilder};
 #[cfg(feature = "oauth-jwt")]
 pub use jwt::PrivateKey;
 pub use loopback::LoopbackRedirect;
@@ -161,49 +161,207 @@ impl Credentials {
 
 /// Settings of an [`OAuthProvider`].
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct OAuthConfig {
     /// How tokens are obtained.
-    pub grant: Grant,
+    pub(crate) grant: Grant,
     /// `client_name` for dynamic registration.
-    pub client_name: String,
+    pub(crate) client_name: String,
     /// `application_type` for dynamic registration (SEP-837: `native` or `web`). None: the
     /// one the redirect URI implies: `native` for a loopback, `localhost` or private-use
     /// scheme redirect, `web` otherwise.
-    pub application_type: Option<String>,
+    pub(crate) application_type: Option<String>,
     /// Pre-registered credentials (used instead of any registration).
-    pub credentials: Option<Credentials>,
+    pub(crate) credentials: Option<Credentials>,
     /// The URL of this client's ID metadata document, used as its `client_id` when the
     /// authorization server supports them.
-    pub client_metadata_url: Option<String>,
+    pub(crate) client_metadata_url: Option<String>,
     /// Fixed scopes to ask for, instead of choosing them from the challenge and metadata.
-    pub scopes: Option<Vec<String>>,
+    pub(crate) scopes: Option<Vec<String>>,
     /// Ask for a refresh token (`offline_access` when the server lists it; the
     /// `refresh_token` grant in registration).
-    pub offline_access: bool,
+    pub(crate) offline_access: bool,
     /// Longest wait for one HTTP exchange with an authorization server (default 30 s).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Most scope step-ups in a row (default 2).
-    pub max_step_ups: u32,
+    pub(crate) max_step_ups: u32,
     /// Where the sign-in is kept across runs (default none: it lasts as long as the provider).
-    pub store: Option<Arc<dyn AuthStore>>,
+    pub(crate) store: Option<Arc<dyn AuthStore>>,
     /// Ask for DPoP-bound tokens (RFC 9449, SEP-1932) when the authorization server signs
     /// them with ES256 (`dpop_signing_alg_values_supported`; default true): a token that leaks
     /// is then useless without the provider's key, which never leaves the process.
     #[cfg(feature = "oauth-jwt")]
-    pub dpop: bool,
+    pub(crate) dpop: bool,
 }
 
 impl OAuthConfig {
-    /// Authorization code with PKCE through `browser`.
-    pub fn authorization_code(redirect_uri: impl Into<String>, browser: Browser) -> OAuthConfig {
-        OAuthConfig::with_grant(Grant::AuthorizationCode {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(grant: Grant) -> OAuthConfigBuilder {
+        OAuthConfigBuilder {
+            config: OAuthConfig::new(grant),
+        }
+    }
+
+    /// How tokens are obtained.
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    /// `client_name` for dynamic registration.
+    pub fn client_name(&self) -> &str {
+        &self.client_name
+    }
+
+    /// `application_type` for dynamic registration (SEP-837: `native` or `web`). None: the
+    /// one the redirect URI implies: `native` for a loopback, `localhost` or private-use
+    /// scheme redirect, `web` otherwise.
+    pub fn application_type(&self) -> Option<&str> {
+        self.application_type.as_deref()
+    }
+
+    /// Pre-registered credentials (used instead of any registration).
+    pub fn credentials(&self) -> Option<&Credentials> {
+        self.credentials.as_ref()
+    }
+
+    /// The URL of this client's ID metadata document, used as its `client_id` when the
+    /// authorization server supports them.
+    pub fn client_metadata_url(&self) -> Option<&str> {
+        self.client_metadata_url.as_deref()
+    }
+
+    /// Fixed scopes to ask for, instead of choosing them from the challenge and metadata.
+    pub fn scopes(&self) -> Option<&[String]> {
+        self.scopes.as_deref()
+    }
+
+    /// Ask for a refresh token (`offline_access` when the server lists it; the
+    /// `refresh_token` grant in registration).
+    pub fn offline_access(&self) -> bool {
+        self.offline_access
+    }
+
+    /// Longest wait for one HTTP exchange with an authorization server (default 30 s).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Most scope step-ups in a row (default 2).
+    pub fn max_step_ups(&self) -> u32 {
+        self.max_step_ups
+    }
+
+    /// Where the sign-in is kept across runs (default none: it lasts as long as the provider).
+    pub fn store(&self) -> Option<&Arc<dyn AuthStore>> {
+        self.store.as_ref()
+    }
+
+    /// Ask for DPoP-bound tokens (RFC 9449, SEP-1932) when the authorization server signs
+    /// them with ES256 (`dpop_signing_alg_values_supported`; default true): a token that leaks
+    /// is then useless without the provider's key, which never leaves the process.
+    #[cfg(feature = "oauth-jwt")]
+    pub fn dpop(&self) -> bool {
+        self.dpop
+    }
+}
+
+/// Builds a [`OAuthConfig`]: one method per setting, named after it, then
+/// [`build`](OAuthConfigBuilder::build).
+#[derive(Clone)]
+#[must_use]
+pub struct OAuthConfigBuilder {
+    config: OAuthConfig,
+}
+
+impl OAuthConfigBuilder {
+    /// `client_name` for dynamic registration.
+    pub fn client_name(mut self, v: impl Into<String>) -> Self {
+        self.config.client_name = v.into();
+        self
+    }
+
+    /// `application_type` for dynamic registration (SEP-837: `native` or `web`). None: the
+    /// one the redirect URI implies: `native` for a loopback, `localhost` or private-use
+    /// scheme redirect, `web` otherwise.
+    pub fn application_type(mut self, v: impl Into<String>) -> Self {
+        self.config.application_type = Some(v.into());
+        self
+    }
+
+    /// Pre-registered credentials (used instead of any registration).
+    pub fn credentials(mut self, v: Credentials) -> Self {
+        self.config.credentials = Some(v);
+        self
+    }
+
+    /// The URL of this client's ID metadata document, used as its `client_id` when the
+    /// authorization server supports them.
+    pub fn client_metadata_url(mut self, v: impl Into<String>) -> Self {
+        self.config.client_metadata_url = Some(v.into());
+        self
+    }
+
+    /// Fixed scopes to ask for, instead of choosing them from the challenge and metadata.
+    pub fn scopes(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.config.scopes = Some(v.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Ask for a refresh token (`offline_access` when the server lists it; the
+    /// `refresh_token` grant in registration).
+    pub fn offline_access(mut self, v: bool) -> Self {
+        self.config.offline_access = v;
+        self
+    }
+
+    /// Longest wait for one HTTP exchange with an authorization server (default 30 s).
+    pub fn timeout(mut self, v: Duration) -> Self {
+        self.config.timeout = v;
+        self
+    }
+
+    /// Most scope step-ups in a row (default 2).
+    pub fn max_step_ups(mut self, v: u32) -> Self {
+        self.config.max_step_ups = v;
+        self
+    }
+
+    /// Where the sign-in is kept across runs (default none: it lasts as long as the provider).
+    pub fn store(mut self, v: Arc<dyn AuthStore>) -> Self {
+        self.config.store = Some(v);
+        self
+    }
+
+    /// Ask for DPoP-bound tokens (RFC 9449, SEP-1932) when the authorization server signs
+    /// them with ES256 (`dpop_signing_alg_values_supported`; default true): a token that leaks
+    /// is then useless without the provider's key, which never leaves the process.
+    #[cfg(feature = "oauth-jwt")]
+    pub fn dpop(mut self, v: bool) -> Self {
+        self.config.dpop = v;
+        self
+    }
+
+    /// The finished [`OAuthConfig`].
+    pub fn build(self) -> OAuthConfig {
+        self.config
+    }
+}
+
+impl OAuthConfig {
+    /// A builder for the authorization code grant with PKCE through `browser` (the usual
+    /// [`builder`](OAuthConfig::builder) with [`Grant::AuthorizationCode`]).
+    pub fn authorization_code(
+        redirect_uri: impl Into<String>,
+        browser: Browser,
+    ) -> OAuthConfigBuilder {
+        OAuthConfig::builder(Grant::AuthorizationCode {
             redirect_uri: redirect_uri.into(),
             browser,
         })
     }
 
     /// Any grant, with the defaults for the rest.
-    pub fn with_grant(grant: Grant) -> OAuthConfig {
+    fn new(grant: Grant) -> OAuthConfig {
         OAuthConfig {
             grant,
             client_name: concat!("mcp-http-blocking/", env!("CARGO_PKG_VERSION")).to_owned(),
@@ -218,12 +376,6 @@ impl OAuthConfig {
             #[cfg(feature = "oauth-jwt")]
             dpop: true,
         }
-    }
-
-    /// Keeps the sign-in in `store` across runs (see [`AuthStore`]).
-    pub fn with_store(mut self, store: Arc<dyn AuthStore>) -> OAuthConfig {
-        self.store = Some(store);
-        self
     }
 }
 

@@ -10,76 +10,456 @@ use crate::server::store::EventStore;
 
 /// Settings of the transport core (the HTTP-server-independent part).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// The MCP endpoint path (default `/mcp`).
-    pub path: String,
+    pub(crate) path: String,
     /// Which protocol revisions are served (default: all, both eras).
-    pub versions: VersionSet,
+    pub(crate) versions: VersionSet,
     /// Serve the standalone GET stream of legacy sessions (otherwise GET is 405).
-    pub enable_get_stream: bool,
+    pub(crate) enable_get_stream: bool,
     /// Let clients end legacy sessions with DELETE (otherwise 405).
-    pub enable_delete: bool,
+    pub(crate) enable_delete: bool,
     /// Serve the deprecated HTTP+SSE transport of 2024-11-05 at `sse_path` / `messages_path`.
-    pub enable_legacy_sse: bool,
+    pub(crate) enable_legacy_sse: bool,
     /// GET path of the 2024-11-05 transport (default `/sse`).
-    pub sse_path: String,
+    pub(crate) sse_path: String,
     /// POST path of the 2024-11-05 transport (default `/messages`).
-    pub messages_path: String,
+    pub(crate) messages_path: String,
     /// A legacy session unused this long is closed (default 30 min).
-    pub session_idle: Duration,
+    pub(crate) session_idle: Duration,
     /// How often the sweeper looks for idle sessions (default: a quarter of `session_idle`,
     /// at most 30 s).
-    pub sweep_interval: Option<Duration>,
+    pub(crate) sweep_interval: Option<Duration>,
     /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
-    pub max_sessions: usize,
+    pub(crate) max_sessions: usize,
     /// Open SSE streams per legacy session at most (default 16); beyond it 429.
-    pub max_streams_per_session: usize,
+    pub(crate) max_streams_per_session: usize,
     /// Largest request body (default 4 MiB); larger gets 413.
-    pub max_body: usize,
+    pub(crate) max_body: usize,
     /// Largest total size of request header names and values (default 16 KiB); larger gets 431.
-    pub max_header_bytes: usize,
+    pub(crate) max_header_bytes: usize,
     /// Capacity of each stream's channel (default 64 messages).
-    pub stream_buffer: usize,
+    pub(crate) stream_buffer: usize,
     /// How long a sender waits on a full stream before it gives the stream up as a slow or
     /// gone reader (default 10 s).
-    pub send_timeout: Duration,
+    pub(crate) send_timeout: Duration,
     /// Interval of `:` keep-alive comments on idle streams (default 15 s).
-    pub keepalive: Duration,
+    pub(crate) keepalive: Duration,
     /// The `retry:` hint (milliseconds) sent in priming events (default 1,000).
-    pub retry_ms: u64,
+    pub(crate) retry_ms: u64,
     /// Events kept per stream for resumption by the default store (default 1,000).
-    pub history: usize,
+    pub(crate) history: usize,
     /// The store behind resumption (default: in memory, `history` events per stream).
-    pub event_store: Option<Arc<dyn EventStore>>,
+    pub(crate) event_store: Option<Arc<dyn EventStore>>,
     /// How long a POST waits for the first message before it commits to an SSE answer; an
     /// answer that arrives first and alone within this window goes back as plain JSON, which
     /// also lets error answers carry their HTTP status (default 100 ms).
-    pub json_window: Duration,
+    pub(crate) json_window: Duration,
     /// Longest wait for an answer when the client accepts only JSON (default 5 min).
-    pub request_timeout: Duration,
+    pub(crate) request_timeout: Duration,
     /// Accepted `Host` header values (host part, no port). `None`: loopback names only
     /// (`localhost`, `127.0.0.1`, `[::1]`), which defeats DNS rebinding for a local server.
-    pub allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
     /// Accepted `Origin` values (a request with another Origin gets 403).
-    pub allowed_origins: OriginPolicy,
+    pub(crate) allowed_origins: OriginPolicy,
     /// Answer CORS preflights and add CORS headers for allowed origins (default true).
-    pub cors: bool,
+    pub(crate) cors: bool,
     /// Bearer-token authorization (default none).
-    pub auth: Option<AuthConfig>,
+    pub(crate) auth: Option<AuthConfig>,
+}
+
+impl HttpConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> HttpConfigBuilder {
+        HttpConfigBuilder {
+            config: HttpConfig::default(),
+        }
+    }
+
+    /// The MCP endpoint path (default `/mcp`).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Which protocol revisions are served (default: all, both eras).
+    pub fn versions(&self) -> &VersionSet {
+        &self.versions
+    }
+
+    /// Serve the standalone GET stream of legacy sessions (otherwise GET is 405).
+    pub fn enable_get_stream(&self) -> bool {
+        self.enable_get_stream
+    }
+
+    /// Let clients end legacy sessions with DELETE (otherwise 405).
+    pub fn enable_delete(&self) -> bool {
+        self.enable_delete
+    }
+
+    /// Serve the deprecated HTTP+SSE transport of 2024-11-05 at `sse_path` / `messages_path`.
+    pub fn enable_legacy_sse(&self) -> bool {
+        self.enable_legacy_sse
+    }
+
+    /// GET path of the 2024-11-05 transport (default `/sse`).
+    pub fn sse_path(&self) -> &str {
+        &self.sse_path
+    }
+
+    /// POST path of the 2024-11-05 transport (default `/messages`).
+    pub fn messages_path(&self) -> &str {
+        &self.messages_path
+    }
+
+    /// A legacy session unused this long is closed (default 30 min).
+    pub fn session_idle(&self) -> Duration {
+        self.session_idle
+    }
+
+    /// How often the sweeper looks for idle sessions (default: a quarter of `session_idle`,
+    /// at most 30 s).
+    pub fn sweep_interval(&self) -> Option<Duration> {
+        self.sweep_interval
+    }
+
+    /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// Open SSE streams per legacy session at most (default 16); beyond it 429.
+    pub fn max_streams_per_session(&self) -> usize {
+        self.max_streams_per_session
+    }
+
+    /// Largest request body (default 4 MiB); larger gets 413.
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
+    /// Largest total size of request header names and values (default 16 KiB); larger gets 431.
+    pub fn max_header_bytes(&self) -> usize {
+        self.max_header_bytes
+    }
+
+    /// Capacity of each stream's channel (default 64 messages).
+    pub fn stream_buffer(&self) -> usize {
+        self.stream_buffer
+    }
+
+    /// How long a sender waits on a full stream before it gives the stream up as a slow or
+    /// gone reader (default 10 s).
+    pub fn send_timeout(&self) -> Duration {
+        self.send_timeout
+    }
+
+    /// Interval of `:` keep-alive comments on idle streams (default 15 s).
+    pub fn keepalive(&self) -> Duration {
+        self.keepalive
+    }
+
+    /// The `retry:` hint (milliseconds) sent in priming events (default 1,000).
+    pub fn retry_ms(&self) -> u64 {
+        self.retry_ms
+    }
+
+    /// Events kept per stream for resumption by the default store (default 1,000).
+    pub fn history(&self) -> usize {
+        self.history
+    }
+
+    /// The store behind resumption (default: in memory, `history` events per stream).
+    pub fn event_store(&self) -> Option<&Arc<dyn EventStore>> {
+        self.event_store.as_ref()
+    }
+
+    /// How long a POST waits for the first message before it commits to an SSE answer; an
+    /// answer that arrives first and alone within this window goes back as plain JSON, which
+    /// also lets error answers carry their HTTP status (default 100 ms).
+    pub fn json_window(&self) -> Duration {
+        self.json_window
+    }
+
+    /// Longest wait for an answer when the client accepts only JSON (default 5 min).
+    pub fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Accepted `Host` header values (host part, no port). `None`: loopback names only
+    /// (`localhost`, `127.0.0.1`, `[::1]`), which defeats DNS rebinding for a local server.
+    pub fn allowed_hosts(&self) -> Option<&[String]> {
+        self.allowed_hosts.as_deref()
+    }
+
+    /// Accepted `Origin` values (a request with another Origin gets 403).
+    pub fn allowed_origins(&self) -> &OriginPolicy {
+        &self.allowed_origins
+    }
+
+    /// Answer CORS preflights and add CORS headers for allowed origins (default true).
+    pub fn cors(&self) -> bool {
+        self.cors
+    }
+
+    /// Bearer-token authorization (default none).
+    pub fn auth(&self) -> Option<&AuthConfig> {
+        self.auth.as_ref()
+    }
+}
+
+/// Builds a [`HttpConfig`]: one method per setting, named after it, then
+/// [`build`](HttpConfigBuilder::build).
+#[derive(Clone)]
+#[must_use]
+pub struct HttpConfigBuilder {
+    config: HttpConfig,
+}
+
+impl HttpConfigBuilder {
+    /// The MCP endpoint path (default `/mcp`).
+    pub fn path(mut self, v: impl Into<String>) -> Self {
+        self.config.path = v.into();
+        self
+    }
+
+    /// Which protocol revisions are served (default: all, both eras).
+    pub fn versions(mut self, v: VersionSet) -> Self {
+        self.config.versions = v;
+        self
+    }
+
+    /// Serve the standalone GET stream of legacy sessions (otherwise GET is 405).
+    pub fn enable_get_stream(mut self, v: bool) -> Self {
+        self.config.enable_get_stream = v;
+        self
+    }
+
+    /// Let clients end legacy sessions with DELETE (otherwise 405).
+    pub fn enable_delete(mut self, v: bool) -> Self {
+        self.config.enable_delete = v;
+        self
+    }
+
+    /// Serve the deprecated HTTP+SSE transport of 2024-11-05 at `sse_path` / `messages_path`.
+    pub fn enable_legacy_sse(mut self, v: bool) -> Self {
+        self.config.enable_legacy_sse = v;
+        self
+    }
+
+    /// GET path of the 2024-11-05 transport (default `/sse`).
+    pub fn sse_path(mut self, v: impl Into<String>) -> Self {
+        self.config.sse_path = v.into();
+        self
+    }
+
+    /// POST path of the 2024-11-05 transport (default `/messages`).
+    pub fn messages_path(mut self, v: impl Into<String>) -> Self {
+        self.config.messages_path = v.into();
+        self
+    }
+
+    /// A legacy session unused this long is closed (default 30 min).
+    pub fn session_idle(mut self, v: Duration) -> Self {
+        self.config.session_idle = v;
+        self
+    }
+
+    /// How often the sweeper looks for idle sessions (default: a quarter of `session_idle`,
+    /// at most 30 s).
+    pub fn sweep_interval(mut self, v: Duration) -> Self {
+        self.config.sweep_interval = Some(v);
+        self
+    }
+
+    /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
+    pub fn max_sessions(mut self, v: usize) -> Self {
+        self.config.max_sessions = v;
+        self
+    }
+
+    /// Open SSE streams per legacy session at most (default 16); beyond it 429.
+    pub fn max_streams_per_session(mut self, v: usize) -> Self {
+        self.config.max_streams_per_session = v;
+        self
+    }
+
+    /// Largest request body (default 4 MiB); larger gets 413.
+    pub fn max_body(mut self, v: usize) -> Self {
+        self.config.max_body = v;
+        self
+    }
+
+    /// Largest total size of request header names and values (default 16 KiB); larger gets 431.
+    pub fn max_header_bytes(mut self, v: usize) -> Self {
+        self.config.max_header_bytes = v;
+        self
+    }
+
+    /// Capacity of each stream's channel (default 64 messages).
+    pub fn stream_buffer(mut self, v: usize) -> Self {
+        self.config.stream_buffer = v;
+        self
+    }
+
+    /// How long a sender waits on a full stream before it gives the stream up as a slow or
+    /// gone reader (default 10 s).
+    pub fn send_timeout(mut self, v: Duration) -> Self {
+        self.config.send_timeout = v;
+        self
+    }
+
+    /// Interval of `:` keep-alive comments on idle streams (default 15 s).
+    pub fn keepalive(mut self, v: Duration) -> Self {
+        self.config.keepalive = v;
+        self
+    }
+
+    /// The `retry:` hint (milliseconds) sent in priming events (default 1,000).
+    pub fn retry_ms(mut self, v: u64) -> Self {
+        self.config.retry_ms = v;
+        self
+    }
+
+    /// Events kept per stream for resumption by the default store (default 1,000).
+    pub fn history(mut self, v: usize) -> Self {
+        self.config.history = v;
+        self
+    }
+
+    /// The store behind resumption (default: in memory, `history` events per stream).
+    pub fn event_store(mut self, v: Arc<dyn EventStore>) -> Self {
+        self.config.event_store = Some(v);
+        self
+    }
+
+    /// How long a POST waits for the first message before it commits to an SSE answer; an
+    /// answer that arrives first and alone within this window goes back as plain JSON, which
+    /// also lets error answers carry their HTTP status (default 100 ms).
+    pub fn json_window(mut self, v: Duration) -> Self {
+        self.config.json_window = v;
+        self
+    }
+
+    /// Longest wait for an answer when the client accepts only JSON (default 5 min).
+    pub fn request_timeout(mut self, v: Duration) -> Self {
+        self.config.request_timeout = v;
+        self
+    }
+
+    /// Accepted `Host` header values (host part, no port). `None`: loopback names only
+    /// (`localhost`, `127.0.0.1`, `[::1]`), which defeats DNS rebinding for a local server.
+    pub fn allowed_hosts(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.config.allowed_hosts = Some(v.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Accepted `Origin` values (a request with another Origin gets 403).
+    pub fn allowed_origins(mut self, v: OriginPolicy) -> Self {
+        self.config.allowed_origins = v;
+        self
+    }
+
+    /// Answer CORS preflights and add CORS headers for allowed origins (default true).
+    pub fn cors(mut self, v: bool) -> Self {
+        self.config.cors = v;
+        self
+    }
+
+    /// Bearer-token authorization (default none).
+    pub fn auth(mut self, v: AuthConfig) -> Self {
+        self.config.auth = Some(v);
+        self
+    }
+
+    /// The finished [`HttpConfig`].
+    pub fn build(self) -> HttpConfig {
+        self.config
+    }
 }
 
 /// OAuth resource-server settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct AuthConfig {
     /// Validates tokens.
-    pub authorizer: Arc<dyn Authorizer>,
+    pub(crate) authorizer: Arc<dyn Authorizer>,
     /// The authorization servers listed in the protected resource metadata (RFC 9728).
-    pub authorization_servers: Vec<String>,
+    pub(crate) authorization_servers: Vec<String>,
     /// Scopes listed in the metadata and in the `WWW-Authenticate` challenge.
-    pub scopes: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     /// The public base URL (`https://example.com`) used to build the resource and metadata
     /// URLs; `None`: `http://` plus the request's Host header.
-    pub public_url: Option<String>,
+    pub(crate) public_url: Option<String>,
+}
+
+impl AuthConfig {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(authorizer: Arc<dyn Authorizer>) -> AuthConfigBuilder {
+        AuthConfigBuilder {
+            config: AuthConfig {
+                authorizer,
+                authorization_servers: Vec::new(),
+                scopes: Vec::new(),
+                public_url: None,
+            },
+        }
+    }
+
+    /// Validates tokens.
+    pub fn authorizer(&self) -> &Arc<dyn Authorizer> {
+        &self.authorizer
+    }
+
+    /// The authorization servers listed in the protected resource metadata (RFC 9728).
+    pub fn authorization_servers(&self) -> &[String] {
+        &self.authorization_servers
+    }
+
+    /// Scopes listed in the metadata and in the `WWW-Authenticate` challenge.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The public base URL (`https://example.com`) used to build the resource and metadata
+    /// URLs; `None`: `http://` plus the request's Host header.
+    pub fn public_url(&self) -> Option<&str> {
+        self.public_url.as_deref()
+    }
+}
+
+/// Builds a [`AuthConfig`]: one method per setting, named after it, then
+/// [`build`](AuthConfigBuilder::build).
+#[derive(Clone)]
+#[must_use]
+pub struct AuthConfigBuilder {
+    config: AuthConfig,
+}
+
+impl AuthConfigBuilder {
+    /// The authorization servers listed in the protected resource metadata (RFC 9728).
+    pub fn authorization_servers(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.config.authorization_servers = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Scopes listed in the metadata and in the `WWW-Authenticate` challenge.
+    pub fn scopes(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.config.scopes = v.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The public base URL (`https://example.com`) used to build the resource and metadata
+    /// URLs; `None`: `http://` plus the request's Host header.
+    pub fn public_url(mut self, v: impl Into<String>) -> Self {
+        self.config.public_url = Some(v.into());
+        self
+    }
+
+    /// The finished [`AuthConfig`].
+    pub fn build(self) -> AuthConfig {
+        self.config
+    }
 }
 
 impl Default for HttpConfig {

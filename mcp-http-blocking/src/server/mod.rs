@@ -25,7 +25,7 @@ mod stateless;
 mod store;
 mod streamable;
 
-pub use config::{AuthConfig, HttpConfig};
+pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder};
 pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
 pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
