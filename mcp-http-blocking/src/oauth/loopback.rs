@@ -36,7 +36,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(5);
 ///     eprintln!("Sign in at {url}");
 ///     Ok(())
 /// });
-/// let auth = OAuthProvider::new(OAuthConfig::authorization_code(redirect.redirect_uri(), browser));
+/// let cfg = OAuthConfig::authorization_code(redirect.redirect_uri(), browser).build();
+/// let auth = OAuthProvider::new(cfg);
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug, Clone)]
