@@ -246,11 +246,12 @@ impl ClientBuilder {
             Revision::Exact(v) => Value::Object(self.handlers.capabilities_for(v)),
             _ => self.capabilities(),
         };
-        let mut engine = ClientEngine::new(ClientConfig {
-            versions: self.revision.versions(),
-            client_info: self.client_info.clone(),
-            capabilities,
-        });
+        let mut engine = ClientEngine::new(
+            ClientConfig::builder(self.client_info.clone())
+                .versions(self.revision.versions())
+                .capabilities(capabilities)
+                .build(),
+        );
         engine.set_handshake_timeout(Timeout::fixed(self.handshake_timeout));
         let mut hs = Handshake {
             engine: &mut engine,

@@ -13,11 +13,12 @@ use serde_json::{Value, json};
 const T: Timeout = Timeout::fixed(Duration::from_secs(10));
 
 fn client_with(versions: VersionSet, caps: Value) -> ClientEngine {
-    ClientEngine::new(ClientConfig {
-        versions,
-        client_info: json!({"name": "test-client", "version": "0.0.1"}),
-        capabilities: caps,
-    })
+    ClientEngine::new(
+        ClientConfig::builder(json!({"name": "test-client", "version": "0.0.1"}))
+            .versions(versions)
+            .capabilities(caps)
+            .build(),
+    )
 }
 
 fn msg(v: Value) -> Message {

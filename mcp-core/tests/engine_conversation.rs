@@ -19,20 +19,22 @@ fn wire(m: &Message) -> Message {
 }
 
 fn server(versions: VersionSet) -> ServerEngine {
-    ServerEngine::new(ServerConfig {
-        versions,
-        server_info: json!({"name": "srv", "version": "1.0.0"}),
-        capabilities: json!({"tools": {"listChanged": true}, "logging": {}}),
-        instructions: Some("use the tools".into()),
-    })
+    ServerEngine::new(
+        ServerConfig::builder(json!({"name": "srv", "version": "1.0.0"}))
+            .versions(versions)
+            .capabilities(json!({"tools": {"listChanged": true}, "logging": {}}))
+            .instructions("use the tools")
+            .build(),
+    )
 }
 
 fn client(versions: VersionSet) -> ClientEngine {
-    ClientEngine::new(ClientConfig {
-        versions,
-        client_info: json!({"name": "cli", "version": "1.0.0"}),
-        capabilities: json!({"sampling": {}, "roots": {}}),
-    })
+    ClientEngine::new(
+        ClientConfig::builder(json!({"name": "cli", "version": "1.0.0"}))
+            .versions(versions)
+            .capabilities(json!({"sampling": {}, "roots": {}}))
+            .build(),
+    )
 }
 
 fn to_server(s: &mut ServerEngine, m: &Message, now: Instant) -> ServerStep {

@@ -4,20 +4,22 @@
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientNotice, ListKind, LoggingLevel, Outcome, Refused, ServerConfig, ServerEngine, ServerStep,
-    Timeout,
+    ClientNotice, ListKind, LoggingLevel, Outcome, Refused, ServerConfig, ServerConfigBuilder,
+    ServerEngine, ServerStep, Timeout,
 };
 use mcp_core::jsonrpc::{Message, RequestId, codes, decode};
 use mcp_core::version::{ProtocolVersion, VersionSet};
 use serde_json::{Value, json};
 
 fn config(caps: Value) -> ServerConfig {
-    ServerConfig {
-        versions: VersionSet::all(),
-        server_info: json!({"name": "test-server", "version": "0.0.1"}),
-        capabilities: caps,
-        instructions: Some("be nice".into()),
-    }
+    config_builder(caps).build()
+}
+
+fn config_builder(caps: Value) -> ServerConfigBuilder {
+    ServerConfig::builder(json!({"name": "test-server", "version": "0.0.1"}))
+        .versions(VersionSet::all())
+        .capabilities(caps)
+        .instructions("be nice")
 }
 
 fn server(caps: Value) -> ServerEngine {
@@ -129,8 +131,9 @@ fn unknown_legacy_version_is_answered_with_our_latest() {
 
 #[test]
 fn modern_only_server_refuses_initialize_with_its_versions() {
-    let mut cfg = config(json!({}));
-    cfg.versions = VersionSet::modern_only();
+    let cfg = config_builder(json!({}))
+        .versions(VersionSet::modern_only())
+        .build();
     let mut s = ServerEngine::new(cfg);
     let r = reply(s.handle(
         request(

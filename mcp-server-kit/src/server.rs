@@ -218,12 +218,14 @@ impl ServerBuilder {
             "resource",
         )?;
         let capabilities = capabilities(&self.registry, self.logging, self.completions);
-        let engine_config = Arc::new(ServerConfig {
-            versions: self.versions,
-            server_info: serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})),
-            capabilities,
-            instructions: self.instructions,
-        });
+        let mut engine_config =
+            ServerConfig::builder(serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})))
+                .versions(self.versions)
+                .capabilities(capabilities);
+        if let Some(text) = self.instructions {
+            engine_config = engine_config.instructions(text);
+        }
+        let engine_config = Arc::new(engine_config.build());
         let pool = WorkerPool::new(
             self.config.workers,
             self.config.max_workers,
@@ -289,7 +291,7 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("capabilities", &self.shared.engine_config.capabilities)
+            .field("capabilities", &self.shared.engine_config.capabilities())
             .finish()
     }
 }
@@ -310,7 +312,7 @@ impl Server {
 
     /// The capabilities the server advertises.
     pub fn capabilities(&self) -> &Value {
-        &self.shared.engine_config.capabilities
+        self.shared.engine_config.capabilities()
     }
 
     /// The names of the registered tools, in list order.

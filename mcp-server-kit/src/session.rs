@@ -229,7 +229,7 @@ impl KitSession {
     /// open; notifications for it carry its id as the subscription id.
     fn listen(&self, rc: &RequestContext, filter: &SubscriptionFilter) {
         let flag = |f: Option<bool>| f.unwrap_or(false);
-        let caps = &self.shared.engine_config.capabilities;
+        let caps = self.shared.engine_config.capabilities();
         let listen = Listen {
             tools: flag(filter.tools_list_changed) && caps.get("tools").is_some(),
             prompts: flag(filter.prompts_list_changed) && caps.get("prompts").is_some(),

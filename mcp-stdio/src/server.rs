@@ -39,6 +39,7 @@ use crate::relay::{Relay, Role};
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
 /// normal stdio server.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Config {
     max_line_len: usize,
     outbound_capacity: usize,

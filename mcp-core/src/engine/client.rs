@@ -29,14 +29,72 @@ use super::{Answer, Outcome, Refused};
 
 /// What a client is and can do; fixed for the life of the engine.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// The revisions this client speaks.
-    pub versions: VersionSet,
+    pub(crate) versions: VersionSet,
     /// The client's `Implementation` object (`name`, `version`, ...).
-    pub client_info: Value,
+    pub(crate) client_info: Value,
     /// The `ClientCapabilities` object: sent in `initialize` (legacy) or on every request
     /// (modern), and used to refuse server requests we did not declare.
-    pub capabilities: Value,
+    pub(crate) capabilities: Value,
+}
+
+impl ClientConfig {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(client_info: Value) -> ClientConfigBuilder {
+        ClientConfigBuilder {
+            config: ClientConfig {
+                versions: VersionSet::all(),
+                client_info,
+                capabilities: Value::Object(serde_json::Map::new()),
+            },
+        }
+    }
+
+    /// The revisions this client speaks.
+    pub fn versions(&self) -> &VersionSet {
+        &self.versions
+    }
+
+    /// The client's `Implementation` object (`name`, `version`, ...).
+    pub fn client_info(&self) -> &Value {
+        &self.client_info
+    }
+
+    /// The `ClientCapabilities` object: sent in `initialize` (legacy) or on every request
+    /// (modern), and used to refuse server requests we did not declare.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+}
+
+/// Builds a [`ClientConfig`]: one method per setting, named after it, then
+/// [`build`](ClientConfigBuilder::build).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ClientConfigBuilder {
+    config: ClientConfig,
+}
+
+impl ClientConfigBuilder {
+    /// The revisions this client speaks.
+    pub fn versions(mut self, v: VersionSet) -> Self {
+        self.config.versions = v;
+        self
+    }
+
+    /// The `ClientCapabilities` object: sent in `initialize` (legacy) or on every request
+    /// (modern), and used to refuse server requests we did not declare.
+    pub fn capabilities(mut self, v: Value) -> Self {
+        self.config.capabilities = v;
+        self
+    }
+
+    /// The finished [`ClientConfig`].
+    pub fn build(self) -> ClientConfig {
+        self.config
+    }
 }
 
 #[derive(Debug)]

@@ -12,15 +12,13 @@
 //! use std::time::Instant;
 //! use mcp_core::engine::{ServerConfig, ServerEngine, ServerStep};
 //! use mcp_core::jsonrpc::decode;
-//! use mcp_core::version::VersionSet;
 //! use serde_json::json;
 //!
-//! let mut server = ServerEngine::new(ServerConfig {
-//!     versions: VersionSet::all(),
-//!     server_info: json!({"name": "demo", "version": "1.0.0"}),
-//!     capabilities: json!({"tools": {}}),
-//!     instructions: None,
-//! });
+//! let mut server = ServerEngine::new(
+//!     ServerConfig::builder(json!({"name": "demo", "version": "1.0.0"}))
+//!         .capabilities(json!({"tools": {}}))
+//!         .build(),
+//! );
 //! let call = decode(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",
 //!     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 //!              "io.modelcontextprotocol/clientCapabilities":{}}}}"#).unwrap();
@@ -47,7 +45,7 @@ mod progress;
 mod server;
 mod server_step;
 
-pub use client::{ClientConfig, ClientEngine};
+pub use client::{ClientConfig, ClientConfigBuilder, ClientEngine};
 pub use client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 pub use meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LoggingLevel, PROTOCOL_VERSION_KEY,
@@ -56,7 +54,7 @@ pub use meta::{
 };
 pub use pending::{Expired, Timeout};
 pub use progress::ProgressUpdate;
-pub use server::{ServerConfig, ServerEngine};
+pub use server::{ServerConfig, ServerConfigBuilder, ServerEngine};
 pub use server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
 
 /// An answer held as a `Value`, as the raw text `respond` takes.

@@ -32,16 +32,86 @@ use super::{Answer, Outcome, Refused};
 
 /// What a server is and offers; fixed for the life of the engine.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// The revisions this server speaks (both eras by default).
-    pub versions: VersionSet,
+    pub(crate) versions: VersionSet,
     /// The server's `Implementation` object (`name`, `version`, ...).
-    pub server_info: Value,
+    pub(crate) server_info: Value,
     /// The `ServerCapabilities` object the server advertises; methods it does not cover are
     /// answered -32601 by the engine.
-    pub capabilities: Value,
+    pub(crate) capabilities: Value,
     /// Guidance for the client's model, returned by `initialize` and `server/discover`.
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
+}
+
+impl ServerConfig {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(server_info: Value) -> ServerConfigBuilder {
+        ServerConfigBuilder {
+            config: ServerConfig {
+                versions: VersionSet::all(),
+                server_info,
+                capabilities: Value::Object(serde_json::Map::new()),
+                instructions: None,
+            },
+        }
+    }
+
+    /// The revisions this server speaks (both eras by default).
+    pub fn versions(&self) -> &VersionSet {
+        &self.versions
+    }
+
+    /// The server's `Implementation` object (`name`, `version`, ...).
+    pub fn server_info(&self) -> &Value {
+        &self.server_info
+    }
+
+    /// The `ServerCapabilities` object the server advertises; methods it does not cover are
+    /// answered -32601 by the engine.
+    pub fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Guidance for the client's model, returned by `initialize` and `server/discover`.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+}
+
+/// Builds a [`ServerConfig`]: one method per setting, named after it, then
+/// [`build`](ServerConfigBuilder::build).
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ServerConfigBuilder {
+    config: ServerConfig,
+}
+
+impl ServerConfigBuilder {
+    /// The revisions this server speaks (both eras by default).
+    pub fn versions(mut self, v: VersionSet) -> Self {
+        self.config.versions = v;
+        self
+    }
+
+    /// The `ServerCapabilities` object the server advertises; methods it does not cover are
+    /// answered -32601 by the engine.
+    pub fn capabilities(mut self, v: Value) -> Self {
+        self.config.capabilities = v;
+        self
+    }
+
+    /// Guidance for the client's model, returned by `initialize` and `server/discover`.
+    pub fn instructions(mut self, v: impl Into<String>) -> Self {
+        self.config.instructions = Some(v.into());
+        self
+    }
+
+    /// The finished [`ServerConfig`].
+    pub fn build(self) -> ServerConfig {
+        self.config
+    }
 }
 
 #[derive(Debug)]
