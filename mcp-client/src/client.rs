@@ -5,7 +5,8 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use mcp_core::engine::{LoggingLevel, Outcome, Refused, Timeout};
+use mcp_core::engine::{Outcome, Refused, Timeout};
+use mcp_core::types::LoggingLevel;
 use mcp_core::types::{
     CallToolResult, CompleteArgument, CompleteRequestParams, CompleteResult, EmptyResult,
     GetPromptResult, InputRequiredResult, PromptReference, ReadResourceResult, Reference,

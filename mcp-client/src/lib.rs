@@ -84,4 +84,5 @@ pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 pub use transport::{ChannelTransport, StdioTransport, Transport};
 
-pub use mcp_core::engine::{LoggingLevel, ProgressUpdate, Timeout};
+pub use mcp_core::engine::{ProgressUpdate, Timeout};
+pub use mcp_core::types::LoggingLevel;

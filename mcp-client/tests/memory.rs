@@ -105,7 +105,7 @@ fn sampling_answer() -> CreateMessageResult {
     }
 }
 
-fn elicit_answer(p: ElicitRequestParams) -> Result<ElicitResult, mcp_core::ErrorObject> {
+fn elicit_answer(p: ElicitRequestParams) -> Result<ElicitResult, mcp_core::jsonrpc::ErrorObject> {
     let ElicitRequestParams::Form(form) = p else {
         return Ok(ElicitResult::action(ElicitAction::Decline));
     };
@@ -265,7 +265,7 @@ fn auto_falls_back_to_initialize_and_answers_legacy_server_requests() {
         .sampling(|_| Ok(sampling_answer()))
         .connect(transport)
         .unwrap();
-    assert_eq!(client.era(), mcp_core::Era::Legacy);
+    assert_eq!(client.era(), mcp_core::version::Era::Legacy);
     assert_eq!(client.server_info().unwrap()["name"], "fake-legacy");
     let init = next_with(&seen, "initialize");
     assert_eq!(init["params"]["capabilities"], json!({"sampling": {}}));
@@ -692,7 +692,7 @@ fn a_refused_discover_is_retried_with_a_listed_version_not_initialize() {
         .client_info("retrying-client", "9")
         .connect(ChannelTransport::new(a))
         .unwrap();
-    assert_eq!(client.era(), mcp_core::Era::Modern);
+    assert_eq!(client.era(), mcp_core::version::Era::Modern);
     assert_eq!(client.protocol_version().as_str(), "2026-07-28");
     let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().unwrap();
     assert!(tools.is_empty());

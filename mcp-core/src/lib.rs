@@ -8,7 +8,7 @@
 //!
 //! # A request's path through the crate
 //!
-//! 1. A transport decodes the bytes into a [`Message`] (`jsonrpc`) and hands it to the
+//! 1. A transport decodes the bytes into a [`Message`](jsonrpc::Message) (`jsonrpc`) and hands it to the
 //!    [`Session`](service::Session) it opened through the `service` seam.
 //! 2. The session steps the server engine ([`engine::ServerEngine::handle`]), which settles the
 //!    era and version (`version`), reads the `_meta` envelope, checks the method and capability
@@ -36,6 +36,3 @@ pub mod service;
 pub mod transport;
 pub mod types;
 pub mod version;
-
-pub use jsonrpc::{ErrorObject, Message, RequestId};
-pub use version::{Era, ProtocolVersion};

@@ -4,9 +4,10 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientConfig, ClientEngine, ClientStep, HandshakeError, LoggingLevel, Outcome, Refused, Timeout,
+    ClientConfig, ClientEngine, ClientStep, HandshakeError, Outcome, Refused, Timeout,
 };
 use mcp_core::jsonrpc::{Message, RequestId, codes, decode};
+use mcp_core::types::LoggingLevel;
 use mcp_core::version::{Era, ProtocolVersion, VersionSet};
 use serde_json::{Value, json};
 
@@ -250,8 +251,11 @@ fn discovery_failures_say_whether_to_fall_back() {
     };
     assert!(e.should_fall_back());
     assert!(
-        !HandshakeError::Rejected(mcp_core::ErrorObject::new(codes::HEADER_MISMATCH, "h"))
-            .should_fall_back()
+        !HandshakeError::Rejected(mcp_core::jsonrpc::ErrorObject::new(
+            codes::HEADER_MISMATCH,
+            "h"
+        ))
+        .should_fall_back()
     );
     // A legacy server that answers every unknown method with an empty result.
     let d = json_of(&c.discover_request(now).unwrap());
@@ -344,14 +348,14 @@ fn a_refusal_without_a_common_modern_version_is_no_retry() {
     assert_eq!(c.retry_version(&e), None);
     // Another error's data is not read as a version list.
     let other = HandshakeError::Rejected(
-        mcp_core::ErrorObject::new(codes::HEADER_MISMATCH, "h")
+        mcp_core::jsonrpc::ErrorObject::new(codes::HEADER_MISMATCH, "h")
             .with_data(json!({"supported": ["2026-07-28"]})),
     );
     assert!(other.supported_versions().is_empty());
     // A legacy-only client has no modern revision to retry with.
     let legacy = client_with(VersionSet::legacy_only(), json!({}));
     let e = HandshakeError::Rejected(
-        mcp_core::ErrorObject::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "u")
+        mcp_core::jsonrpc::ErrorObject::new(codes::UNSUPPORTED_PROTOCOL_VERSION, "u")
             .with_data(json!({"supported": ["2026-07-28"]})),
     );
     assert_eq!(legacy.retry_version(&e), None);

@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientConfig, ClientEngine, ClientNotice, ClientStep, LoggingLevel, Outcome, ServerConfig,
-    ServerEngine, ServerStep, Timeout,
+    ClientConfig, ClientEngine, ClientNotice, ClientStep, Outcome, ServerConfig, ServerEngine,
+    ServerStep, Timeout,
 };
 use mcp_core::jsonrpc::{Message, decode};
+use mcp_core::types::LoggingLevel;
 use mcp_core::version::{Era, ProtocolVersion, VersionSet};
 use serde_json::{Value, json};
 

@@ -4,10 +4,11 @@
 use std::time::{Duration, Instant};
 
 use mcp_core::engine::{
-    ClientNotice, ListKind, LoggingLevel, Outcome, Refused, ServerConfig, ServerConfigBuilder,
-    ServerEngine, ServerStep, Timeout,
+    ClientNotice, ListKind, Outcome, Refused, ServerConfig, ServerConfigBuilder, ServerEngine,
+    ServerStep, Timeout,
 };
 use mcp_core::jsonrpc::{Message, RequestId, codes, decode};
+use mcp_core::types::LoggingLevel;
 use mcp_core::version::{ProtocolVersion, VersionSet};
 use serde_json::{Value, json};
 

@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use mcp_core::ProtocolVersion;
 use mcp_core::jsonrpc::{Message, decode};
 use mcp_core::types::shape;
 use mcp_core::types::*;
+use mcp_core::version::ProtocolVersion;
 use serde_json::{Value, json};
 
 mod schema_support;

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use mcp_core::ProtocolVersion;
+use mcp_core::version::ProtocolVersion;
 use serde_json::{Value, json};
 
 /// The five schema documents, loaded once per test.

@@ -8,9 +8,9 @@
 
 use std::fmt::Debug;
 
-use mcp_core::ProtocolVersion;
 use mcp_core::types::shape::{self, ShapeError};
 use mcp_core::types::*;
+use mcp_core::version::ProtocolVersion;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};

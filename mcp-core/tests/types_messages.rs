@@ -1,9 +1,10 @@
 //! The typed method sets: method names, -32601 / -32602 mapping, and request/notification
 //! round trips through the raw JSON-RPC messages.
 
+use mcp_core::jsonrpc::RequestId;
 use mcp_core::jsonrpc::{self, Message, codes, decode};
 use mcp_core::types::*;
-use mcp_core::{ProtocolVersion, RequestId};
+use mcp_core::version::ProtocolVersion;
 
 fn request(bytes: &str) -> jsonrpc::Request {
     match decode(bytes.as_bytes()).unwrap() {

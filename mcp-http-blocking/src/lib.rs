@@ -41,7 +41,6 @@ pub use server::{
     AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventStore, HttpConfig,
     HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, MemoryEventStore,
     OriginPolicy, ServerHandle, SseBody, SseNext, StreamEnd, StreamableHttp, Sweeper,
-    decode_header_value,
 };
 
 /// The header carrying the legacy session id.

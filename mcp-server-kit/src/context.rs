@@ -20,7 +20,7 @@ use mcp_core::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     Implementation, ListRootsResult, LoggingLevel,
 };
-use mcp_core::{Era, ProtocolVersion};
+use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};

@@ -11,7 +11,7 @@ use mcp_core::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, GetPromptRequestParams,
     InputResponse, InputResponses, ReadResourceRequestParams, Reference,
 };
-use mcp_core::{Era, ProtocolVersion};
+use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};

@@ -20,7 +20,7 @@ use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
     ClientRequest, LoggingLevel, PaginatedRequestParams, SubscriptionFilter, methods,
 };
-use mcp_core::{Era, ProtocolVersion};
+use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::context::{Call, Context, Inputs, Link};

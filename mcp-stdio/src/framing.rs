@@ -420,7 +420,7 @@ mod tests {
     fn invalid_request_keeps_its_id() {
         let got = items(br#"{"jsonrpc":"1.0","id":9,"method":"x"}"#, 1024, false);
         let resp = got[0].as_ref().unwrap_err().to_response().unwrap();
-        assert_eq!(resp.id(), Some(&mcp_core::RequestId::Number(9)));
+        assert_eq!(resp.id(), Some(&mcp_core::jsonrpc::RequestId::Number(9)));
     }
 
     #[test]

@@ -50,7 +50,10 @@ fn cat_echoes_messages_and_exits_when_stdin_closes() {
     ));
     assert!(
         conn.sender
-            .send(Message::error(None, mcp_core::ErrorObject::internal("x")))
+            .send(Message::error(
+                None,
+                mcp_core::jsonrpc::ErrorObject::internal("x")
+            ))
             .is_err()
     );
     // Shutdown is idempotent.
@@ -241,7 +244,7 @@ fn memory_endpoints_are_connected_both_ways() {
     b.sender
         .send(Message::error(
             Some(RequestId::Number(1)),
-            mcp_core::ErrorObject::method_not_found("ping"),
+            mcp_core::jsonrpc::ErrorObject::method_not_found("ping"),
         ))
         .unwrap();
     assert!(

@@ -48,8 +48,8 @@ mod server_step;
 pub use client::{ClientConfig, ClientConfigBuilder, ClientEngine};
 pub use client_step::{ClientStep, HandshakeError, PeerRequest, Ready};
 pub use meta::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, LoggingLevel, PROTOCOL_VERSION_KEY,
-    ProgressToken, SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, missing_client_capability_error,
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROTOCOL_VERSION_KEY, ProgressToken,
+    SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, missing_client_capability_error,
     unsupported_version_error,
 };
 pub use pending::{Expired, Timeout};

@@ -140,7 +140,7 @@ pub struct ServerCapabilities {
 #[serde(rename_all = "camelCase")]
 pub struct InitializeRequestParams {
     /// The revision the client proposes. A string, not a
-    /// [`ProtocolVersion`](crate::ProtocolVersion): the client may propose one we do not know.
+    /// [`ProtocolVersion`](crate::version::ProtocolVersion): the client may propose one we do not know.
     pub protocol_version: String,
     /// The client's capabilities.
     pub capabilities: ClientCapabilities,
@@ -242,7 +242,10 @@ pub struct RequestMeta {
 
 impl RequestMeta {
     /// The `_meta` a modern request needs: revision and capabilities.
-    pub fn modern(version: crate::ProtocolVersion, capabilities: ClientCapabilities) -> Self {
+    pub fn modern(
+        version: crate::version::ProtocolVersion,
+        capabilities: ClientCapabilities,
+    ) -> Self {
         RequestMeta {
             protocol_version: Some(version.as_str().to_owned()),
             client_capabilities: Some(capabilities),

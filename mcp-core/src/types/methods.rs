@@ -1,7 +1,7 @@
 //! Every method name of every revision, and which revisions know it.
 
-use crate::ProtocolVersion;
-use crate::ProtocolVersion::{V2024_11_05, V2025_06_18, V2025_11_25, V2026_07_28};
+use crate::version::ProtocolVersion;
+use crate::version::ProtocolVersion::{V2024_11_05, V2025_06_18, V2025_11_25, V2026_07_28};
 
 /// `initialize` (legacy).
 pub const INITIALIZE: &str = "initialize";

@@ -38,8 +38,8 @@ use serde_json::{Map, Value};
 
 use super::common::meta_keys;
 use super::methods as m;
-use crate::ProtocolVersion;
-use crate::ProtocolVersion::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28};
+use crate::version::ProtocolVersion;
+use crate::version::ProtocolVersion::{V2025_03_26, V2025_06_18, V2025_11_25, V2026_07_28};
 
 /// Why a message cannot be sent to a peer of a given revision.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::common::{Meta, ResultType};
 use super::input_required::{InputRequests, InputResponses};
-pub use super::tasks::TaskStatus;
+use super::tasks::TaskStatus;
 
 /// The extension identifier, as a key of `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";

@@ -88,7 +88,7 @@ pub fn encode_value(v: &str) -> String {
 #[cfg(all(test, feature = "server"))]
 mod tests {
     use super::*;
-    use crate::decode_header_value;
+    use crate::server::decode_header_value;
     use mcp_core::jsonrpc::{Request, RequestId};
     use serde_json::json;
 

@@ -62,7 +62,6 @@ use headers::Shape;
 
 pub use auth::{AuthError, AuthProvider, BearerToken, Challenge};
 pub use exchange::SESSION_NOT_FOUND;
-pub use headers::encode_value as encode_header_value;
 
 /// Settings of an [`HttpClient`].
 #[derive(Debug, Clone)]

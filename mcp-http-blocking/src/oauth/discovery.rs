@@ -45,6 +45,8 @@ pub struct ServerMetadata {
     pub iss_parameter_supported: bool,
     /// `dpop_signing_alg_values_supported` (RFC 9449 §5.1): the server binds tokens to a
     /// DPoP key signed with one of these.
+    // Read only by the DPoP code, which needs feature `oauth-jwt`.
+    #[cfg_attr(not(feature = "oauth-jwt"), allow(dead_code))]
     pub dpop_signing_algs: Option<Vec<String>>,
     /// False for the 2025-03-26 default endpoints (no metadata document at all).
     pub from_document: bool,

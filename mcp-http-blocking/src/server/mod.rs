@@ -28,7 +28,9 @@ mod streamable;
 pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder};
 pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
-pub use security::{AuthError, Authorizer, OriginPolicy, decode_header_value};
+#[cfg(all(test, feature = "client"))]
+pub(crate) use security::decode_header_value;
+pub use security::{AuthError, Authorizer, OriginPolicy};
 pub use store::{EventStore, MemoryEventStore};
 pub use streamable::{StreamableHttp, Sweeper};
 
