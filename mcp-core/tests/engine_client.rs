@@ -264,6 +264,8 @@ fn discovery_failures_say_whether_to_fall_back() {
         panic!("expected failure, got {step:?}")
     };
     assert!(matches!(e, HandshakeError::Malformed(_)), "{e}");
+    let source = std::error::Error::source(&e).expect("the decoding error");
+    assert!(source.is::<serde_json::Error>(), "{source}");
     assert!(e.should_fall_back());
     // Falling back is possible.
     assert!(c.initialize_request(now).is_ok());

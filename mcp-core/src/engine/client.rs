@@ -446,7 +446,7 @@ impl ClientEngine {
         self.mode = Mode::Fresh;
         let result: InitializeResult = match r.result() {
             Ok(x) => x,
-            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(e.to_string())),
+            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(Arc::new(e))),
         };
         let version = match self
             .config
@@ -481,7 +481,7 @@ impl ClientEngine {
         self.mode = Mode::Fresh;
         let result: DiscoverResult = match r.result() {
             Ok(x) => x,
-            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(e.to_string())),
+            Err(e) => return ClientStep::HandshakeFailed(HandshakeError::Malformed(Arc::new(e))),
         };
         let picked = self
             .config

@@ -43,7 +43,7 @@ pub struct Ready {
 }
 
 /// Why a handshake failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum HandshakeError {
     /// The server answered `initialize` with a revision this client does not speak; the spec
@@ -59,8 +59,9 @@ pub enum HandshakeError {
     },
     /// The server answered the handshake with an error.
     Rejected(ErrorObject),
-    /// The handshake result did not have the required shape.
-    Malformed(String),
+    /// The handshake result did not have the required shape: the decoding error (shared, so
+    /// the error stays `Clone`).
+    Malformed(std::sync::Arc<serde_json::Error>),
 }
 
 impl HandshakeError {
@@ -123,7 +124,15 @@ impl std::fmt::Display for HandshakeError {
     }
 }
 
-impl std::error::Error for HandshakeError {}
+impl std::error::Error for HandshakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HandshakeError::Malformed(e) => Some(e.as_ref()),
+            HandshakeError::Rejected(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// What the caller should do with one incoming message.
 #[derive(Debug)]
