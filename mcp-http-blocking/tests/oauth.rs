@@ -526,6 +526,29 @@ fn step_ups_are_bounded() {
 }
 
 #[test]
+fn the_hosts_browser_error_comes_back_as_the_source() {
+    let s = setup();
+    let no_browser: mcp_http_blocking::oauth::Browser = Arc::new(|_: &str| {
+        Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no browser here").into())
+    });
+    let c = connect(
+        &endpoint(&s.server),
+        OAuthConfig::authorization_code(REDIRECT, no_browser).build(),
+    );
+    c.sender().send(initialize()).unwrap();
+    let error = match c.receiver().recv_timeout(WAIT).expect("an event in time") {
+        Incoming::Failed { error, .. } => error,
+        other => panic!("expected a failed exchange, got {other:?}"),
+    };
+    // Error::Unauthorized -> AuthError::Failed -> the host's io::Error.
+    let auth = std::error::Error::source(error.as_ref()).expect("the AuthError");
+    let host = auth.source().expect("the host's error");
+    let io = host.downcast_ref::<std::io::Error>().expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(s.as_.seen("POST /token").is_empty(), "nothing redeemed");
+}
+
+#[test]
 fn a_redirect_with_another_state_is_refused() {
     let s = setup();
     let inner = OAuthProvider::headless_browser(WAIT);

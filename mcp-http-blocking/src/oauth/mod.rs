@@ -536,7 +536,14 @@ impl OAuthProvider {
     }
 
     /// Gets a token for `scopes` with the configured grant.
-    fn obtain(&self, st: &mut State, d: &Discovered, scopes: &[String]) -> Result<Token, String> {
+    /// Errors: the flow's own failures as text, the host's (browser step, JWT source) as the
+    /// host's error value, so that [`AuthError::Failed`] keeps it as the source.
+    fn obtain(
+        &self,
+        st: &mut State,
+        d: &Discovered,
+        scopes: &[String],
+    ) -> Result<Token, Box<dyn std::error::Error + Send + Sync>> {
         let dpop = self.dpop_for(st, d)?;
         let dpop = dpop.as_deref();
         let token = match &self.cfg.grant {
@@ -572,7 +579,7 @@ impl OAuthProvider {
                     .as_ref()
                     .map(|c| Registered::from_credentials(c, &d.server));
                 st.client.clone_from(&client);
-                let jwt = source().map_err(|e| e.to_string())?;
+                let jwt = source()?;
                 token::jwt_bearer(&self.http, d, client.as_ref(), &jwt, scopes, dpop)?
             }
         };

@@ -361,7 +361,7 @@ pub(crate) fn authorization_code(
     browser: &Browser,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, String> {
+) -> Result<Token, Box<dyn std::error::Error + Send + Sync>> {
     if d.server.from_document {
         let s256 = d
             .server
@@ -391,7 +391,8 @@ pub(crate) fn authorization_code(
         q.push(("scope", scope.as_str()));
     }
     let url = with_query(&d.server.authorization_endpoint, &form(&q));
-    let back = browser(&url).map_err(|e| e.to_string())?;
+    // The host's own error, kept as it is.
+    let back = browser(&url)?;
     let back = Url::parse(&back).ok_or_else(|| format!("the redirect {back:?} is not a URL"))?;
     if back.query_param("state").as_deref() != Some(state.as_str()) {
         return Err("the redirect's state does not match the request's (possible CSRF)".into());
@@ -401,7 +402,8 @@ pub(crate) fn authorization_code(
         let why = back.query_param("error_description").unwrap_or_default();
         return Err(format!("authorization refused: {e} {why}")
             .trim_end()
-            .to_owned());
+            .to_owned()
+            .into());
     }
     let code = back
         .query_param("code")
@@ -418,7 +420,7 @@ pub(crate) fn authorization_code(
         ],
         dpop,
     )?;
-    Token::from_answer(answer, scopes, None)
+    Ok(Token::from_answer(answer, scopes, None)?)
 }
 
 /// RFC 9207 (SEP-2468): the authorization response's `iss` must be, character for character,
