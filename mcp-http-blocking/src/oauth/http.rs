@@ -11,6 +11,33 @@ use super::url::{base64, encode, form};
 /// Largest metadata or token answer read.
 const BODY_LIMIT: u64 = 1 << 20;
 
+/// A failed form POST: no usable answer (ureq's error, kept as this crate's
+/// [`Error::Http`](crate::Error::Http), so a caller that reports it keeps the source), or an
+/// answer that is not what was asked for (an HTTP status, an OAuth error), as text.
+#[derive(Debug)]
+pub(crate) enum HttpFailure {
+    /// The exchange failed below HTTP, or the answer could not be read.
+    Transport(crate::Error),
+    /// The server answered, but not with what was asked for.
+    Answer(String),
+}
+
+impl std::fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpFailure::Transport(e) => write!(f, "POST {e}"),
+            HttpFailure::Answer(why) => f.write_str(why),
+        }
+    }
+}
+
+/// The flow's own errors are text; this is where a form POST's failure becomes one.
+impl From<HttpFailure> for String {
+    fn from(e: HttpFailure) -> String {
+        e.to_string()
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct Http {
     agent: Agent,
@@ -59,9 +86,10 @@ impl Http {
         url: &str,
         pairs: &[(&str, &str)],
         basic: Option<(&str, &str)>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, HttpFailure> {
         self.post_form_raw(url, pairs, basic, None)?
             .into_result(url)
+            .map_err(HttpFailure::Answer)
     }
 
     /// POSTs a form with optional Basic credentials and an optional `DPoP` proof header, and
@@ -73,7 +101,7 @@ impl Http {
         pairs: &[(&str, &str)],
         basic: Option<(&str, &str)>,
         dpop: Option<&str>,
-    ) -> Result<FormAnswer, String> {
+    ) -> Result<FormAnswer, HttpFailure> {
         let mut rb = self
             .agent
             .post(url)
@@ -86,16 +114,25 @@ impl Http {
         if let Some(proof) = dpop {
             rb = rb.header("DPoP", proof);
         }
-        let resp = rb
-            .send(form(pairs).as_bytes())
-            .map_err(|e| format!("POST {url}: {e}"))?;
+        let transport = |source| {
+            HttpFailure::Transport(crate::Error::Http {
+                url: url.to_owned(),
+                source,
+            })
+        };
+        let resp = rb.send(form(pairs).as_bytes()).map_err(transport)?;
         let status = resp.status().as_u16();
         let dpop_nonce = resp
             .headers()
             .get("dpop-nonce")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let body = read(resp.into_body())?;
+        let body = resp
+            .into_body()
+            .into_with_config()
+            .limit(BODY_LIMIT)
+            .read_to_vec()
+            .map_err(transport)?;
         Ok(FormAnswer {
             status,
             json: serde_json::from_slice::<Value>(&body).ok(),

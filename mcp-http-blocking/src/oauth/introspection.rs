@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::http::Http;
+use super::http::{Http, HttpFailure};
 use crate::{AuthError, Authorizer};
 
 /// Settings of an [`Introspection`] authorizer.
@@ -244,7 +244,7 @@ impl Introspection {
                 &[("token", token), ("token_type_hint", "access_token")],
                 basic,
             )
-            .map_err(|e| introspection_failed(&e))?;
+            .map_err(introspection_failed)?;
         if claims.get("active").and_then(Value::as_bool) != Some(true) {
             return Err(AuthError::Invalid("the token is not active".into()));
         }
@@ -308,11 +308,16 @@ impl Introspection {
 /// An answer of the endpoint that says nothing about the token (it is down, or refused this
 /// server's credentials) leaves the token unchecked: 503, not 401. An OAuth error answer about
 /// the request itself (`invalid_request`) is the token's problem.
-fn introspection_failed(e: &str) -> AuthError {
-    if e.contains("invalid_request") {
-        AuthError::Invalid("the token could not be read".into())
-    } else {
-        AuthError::Unavailable(format!("token introspection: {e}").into())
+fn introspection_failed(e: HttpFailure) -> AuthError {
+    match e {
+        HttpFailure::Answer(why) if why.contains("invalid_request") => {
+            AuthError::Invalid("the token could not be read".into())
+        }
+        HttpFailure::Answer(why) => {
+            AuthError::Unavailable(format!("token introspection: {why}").into())
+        }
+        // ureq's error, as this crate's Error::Http, stays the source.
+        HttpFailure::Transport(e) => AuthError::Unavailable(Box::new(e)),
     }
 }
 
@@ -383,13 +388,31 @@ mod tests {
 
     #[test]
     fn an_unreachable_endpoint_is_unavailable_and_a_bad_request_is_invalid() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = introspection_failed(HttpFailure::Transport(crate::Error::Http {
+            url: "x".into(),
+            source: ureq::Error::Io(refused),
+        }));
+        let AuthError::Unavailable(inner) = &e else {
+            panic!("{e:?}")
+        };
+        // The transport failure itself, not a description of it.
+        assert!(
+            matches!(
+                inner.downcast_ref::<crate::Error>(),
+                Some(crate::Error::Http { .. })
+            ),
+            "{inner:?}"
+        );
         assert!(matches!(
-            introspection_failed("POST x: Connection refused"),
-            AuthError::Unavailable(_)
+            introspection_failed(HttpFailure::Answer(
+                "POST x: HTTP 400: invalid_request".into()
+            )),
+            AuthError::Invalid(_)
         ));
         assert!(matches!(
-            introspection_failed("POST x: HTTP 400: invalid_request"),
-            AuthError::Invalid(_)
+            introspection_failed(HttpFailure::Answer("POST x: HTTP 503".into())),
+            AuthError::Unavailable(_)
         ));
     }
 

@@ -229,7 +229,7 @@ fn post_token(
     dpop: Option<&Dpop>,
 ) -> Result<(Value, bool), String> {
     let Some(dp) = dpop else {
-        return http.post_form(endpoint, pairs, basic).map(|v| (v, false));
+        return Ok((http.post_form(endpoint, pairs, basic)?, false));
     };
     #[cfg(feature = "oauth-jwt")]
     {
