@@ -37,16 +37,21 @@ pub fn authorizer_for(
         None => json!({}),
     };
     let field = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
-    let credentials = field("client_id").map(|id| Credentials::new(id, field("client_secret")));
+    let credentials = field("client_id").map(|id| {
+        let creds = Credentials::builder(id);
+        match field("client_secret") {
+            Some(secret) => creds.client_secret(secret),
+            None => creds,
+        }
+    });
     let mut cfg = if let Some(id_token) = field("idp_id_token") {
         let token_endpoint = field("idp_token_endpoint")
             .ok_or("the context has an ID token but no idp_token_endpoint")?;
-        OAuthConfig::builder(Grant::CrossApp(CrossApp {
-            idp_token_endpoint: token_endpoint,
-            id_token,
-            idp_client_id: field("idp_client_id"),
-            idp_client_secret: None,
-        }))
+        let mut cross = CrossApp::builder(token_endpoint, id_token);
+        if let Some(id) = field("idp_client_id") {
+            cross = cross.idp_client_id(id);
+        }
+        OAuthConfig::builder(Grant::CrossApp(cross.build()))
     } else if let Some(jwt) = field("valid_jwt") {
         // Workload identity federation: the workload's JWT is the grant (RFC 7523).
         OAuthConfig::builder(Grant::JwtBearer(Arc::new(move || Ok(jwt.clone()))))
@@ -61,9 +66,9 @@ pub fn authorizer_for(
                     "signing algorithm {alg} is not supported (ES256 is)"
                 ));
             }
-            creds.private_key = Some(PrivateKey::from_pem(&pem).map_err(|e| e.to_string())?);
+            creds = creds.private_key(PrivateKey::from_pem(&pem).map_err(|e| e.to_string())?);
         }
-        OAuthConfig::builder(Grant::ClientCredentials).credentials(creds)
+        OAuthConfig::builder(Grant::ClientCredentials).credentials(creds.build())
     } else {
         let browser = OAuthProvider::headless_browser(Duration::from_secs(10));
         let cfg = OAuthConfig::authorization_code(REDIRECT_URI, browser);
@@ -74,7 +79,7 @@ pub fn authorizer_for(
         }
     };
     if let Some(c) = credentials.filter(|_| !scenario.starts_with("auth/client-credentials")) {
-        cfg = cfg.credentials(c);
+        cfg = cfg.credentials(c.build());
     }
     let cfg = cfg.client_name("mcp-blocking-conformance").build();
     Ok(Some(Arc::new(OAuthProvider::new(cfg))))

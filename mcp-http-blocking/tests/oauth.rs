@@ -989,7 +989,7 @@ fn a_new_authorization_server_gets_a_new_registration() {
 
 fn jwt_bearer(assertion: &'static str) -> OAuthConfig {
     OAuthConfig::builder(Grant::JwtBearer(Arc::new(move || Ok(assertion.to_owned()))))
-        .credentials(Credentials::new("workload", None))
+        .credentials(Credentials::builder("workload").build())
         .build()
 }
 

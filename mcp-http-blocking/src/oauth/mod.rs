@@ -124,35 +124,154 @@ impl fmt::Debug for Grant {
 
 /// What cross-app access needs from the identity provider.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct CrossApp {
     /// The identity provider's token endpoint.
-    pub idp_token_endpoint: String,
+    pub(crate) idp_token_endpoint: String,
     /// The user's ID token from the identity provider.
-    pub id_token: String,
+    pub(crate) id_token: String,
     /// This client's id at the identity provider.
-    pub idp_client_id: Option<String>,
+    pub(crate) idp_client_id: Option<String>,
     /// This client's secret at the identity provider (sent with `client_secret_post`).
-    pub idp_client_secret: Option<String>,
+    pub(crate) idp_client_secret: Option<String>,
+}
+
+impl CrossApp {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(
+        idp_token_endpoint: impl Into<String>,
+        id_token: impl Into<String>,
+    ) -> CrossAppBuilder {
+        CrossAppBuilder {
+            config: CrossApp {
+                idp_token_endpoint: idp_token_endpoint.into(),
+                id_token: id_token.into(),
+                idp_client_id: None,
+                idp_client_secret: None,
+            },
+        }
+    }
+
+    /// The identity provider's token endpoint.
+    pub fn idp_token_endpoint(&self) -> &str {
+        &self.idp_token_endpoint
+    }
+
+    /// The user's ID token from the identity provider.
+    pub fn id_token(&self) -> &str {
+        &self.id_token
+    }
+
+    /// This client's id at the identity provider.
+    pub fn idp_client_id(&self) -> Option<&str> {
+        self.idp_client_id.as_deref()
+    }
+
+    /// This client's secret at the identity provider (sent with `client_secret_post`).
+    pub fn idp_client_secret(&self) -> Option<&str> {
+        self.idp_client_secret.as_deref()
+    }
+}
+
+/// Builds a [`CrossApp`]: one method per setting, named after it, then
+/// [`build`](CrossAppBuilder::build).
+#[derive(Clone)]
+#[must_use]
+pub struct CrossAppBuilder {
+    config: CrossApp,
+}
+
+impl CrossAppBuilder {
+    /// This client's id at the identity provider.
+    pub fn idp_client_id(mut self, v: impl Into<String>) -> Self {
+        self.config.idp_client_id = Some(v.into());
+        self
+    }
+
+    /// This client's secret at the identity provider (sent with `client_secret_post`).
+    pub fn idp_client_secret(mut self, v: impl Into<String>) -> Self {
+        self.config.idp_client_secret = Some(v.into());
+        self
+    }
+
+    /// The finished [`CrossApp`].
+    pub fn build(self) -> CrossApp {
+        self.config
+    }
 }
 
 /// Client credentials the host already has (pre-registration).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Credentials {
     /// The client id.
-    pub client_id: String,
+    pub(crate) client_id: String,
     /// The client secret, for `client_secret_basic` / `client_secret_post`.
-    pub client_secret: Option<String>,
+    pub(crate) client_secret: Option<String>,
     /// A P-256 key for `private_key_jwt` (feature `oauth-jwt`).
     #[cfg(feature = "oauth-jwt")]
-    pub private_key: Option<PrivateKey>,
+    pub(crate) private_key: Option<PrivateKey>,
 }
 
 impl Credentials {
-    /// A client id with a secret (or with none: a public client).
-    pub fn new(client_id: impl Into<String>, client_secret: Option<String>) -> Credentials {
+    /// A builder starting from the defaults, with the settings that have none.
+    pub fn builder(client_id: impl Into<String>) -> CredentialsBuilder {
+        CredentialsBuilder {
+            config: Credentials::new(client_id.into()),
+        }
+    }
+
+    /// The client id.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// The client secret, for `client_secret_basic` / `client_secret_post`.
+    pub fn client_secret(&self) -> Option<&str> {
+        self.client_secret.as_deref()
+    }
+
+    /// A P-256 key for `private_key_jwt` (feature `oauth-jwt`).
+    #[cfg(feature = "oauth-jwt")]
+    pub fn private_key(&self) -> Option<&PrivateKey> {
+        self.private_key.as_ref()
+    }
+}
+
+/// Builds a [`Credentials`]: one method per setting, named after it, then
+/// [`build`](CredentialsBuilder::build).
+#[derive(Clone)]
+#[must_use]
+pub struct CredentialsBuilder {
+    config: Credentials,
+}
+
+impl CredentialsBuilder {
+    /// The client secret, for `client_secret_basic` / `client_secret_post`.
+    pub fn client_secret(mut self, v: impl Into<String>) -> Self {
+        self.config.client_secret = Some(v.into());
+        self
+    }
+
+    /// A P-256 key for `private_key_jwt` (feature `oauth-jwt`).
+    #[cfg(feature = "oauth-jwt")]
+    pub fn private_key(mut self, v: PrivateKey) -> Self {
+        self.config.private_key = Some(v);
+        self
+    }
+
+    /// The finished [`Credentials`].
+    pub fn build(self) -> Credentials {
+        self.config
+    }
+}
+
+impl Credentials {
+    /// A client id with no secret (a public client) until one is set.
+    fn new(client_id: String) -> Credentials {
         Credentials {
-            client_id: client_id.into(),
-            client_secret,
+            client_id,
+            client_secret: None,
             #[cfg(feature = "oauth-jwt")]
             private_key: None,
         }
