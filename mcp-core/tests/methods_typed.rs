@@ -9,7 +9,7 @@ use mcp_core::engine::RequestContext;
 use mcp_core::jsonrpc::{RequestId, codes};
 use mcp_core::types::methods;
 use mcp_core::types::{CallToolRequestParams, ClientRequest, ElicitAction, InputResponse};
-use mcp_core::{Era, ProtocolVersion};
+use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 /// Every `method` constant a revision's schema defines.
