@@ -1,6 +1,7 @@
 //! Configuring a client and opening a connection: the handshake of the chosen era, done on the
 //! caller's thread before the reader thread starts.
 
+use mcp_core::types::methods::{INITIALIZE, SERVER_DISCOVER};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -347,11 +348,11 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
             None => match self.modern() {
                 Ok(r) => Ok(r),
                 Err(HandshakeFailure::Protocol(e)) if e.should_fall_back() => {
-                    log::debug!(target: "mcp_client", "server/discover failed ({e}); trying initialize");
+                    log::debug!(target: "mcp_client", "{SERVER_DISCOVER} failed ({e}); trying {INITIALIZE}");
                     self.legacy()
                 }
                 Err(HandshakeFailure::Other(Error::Timeout { .. })) => {
-                    log::debug!(target: "mcp_client", "no answer to server/discover; trying initialize");
+                    log::debug!(target: "mcp_client", "no answer to {SERVER_DISCOVER}; trying {INITIALIZE}");
                     self.legacy()
                 }
                 Err(e) => Err(e.into_error()),
@@ -369,21 +370,21 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
             .engine
             .discover_request(Instant::now())
             .map_err(|e| HandshakeFailure::Other(e.into()))?;
-        match self.exchange(msg, "server/discover") {
+        match self.exchange(msg, SERVER_DISCOVER) {
             Err(HandshakeFailure::Protocol(e)) => {
                 let Some(version) = self.engine.retry_version(&e) else {
                     return Err(HandshakeFailure::Protocol(e));
                 };
                 log::debug!(
                     target: "mcp_client",
-                    "server/discover refused ({e}); retrying with {}",
+                    "{SERVER_DISCOVER} refused ({e}); retrying with {}",
                     version.as_str()
                 );
                 let msg = self
                     .engine
                     .discover_request_with(Instant::now(), version)
                     .map_err(|e| HandshakeFailure::Other(e.into()))?;
-                self.exchange(msg, "server/discover")
+                self.exchange(msg, SERVER_DISCOVER)
             }
             other => other,
         }
@@ -392,7 +393,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     fn legacy(&mut self) -> Result<Ready, Error> {
         let msg = self.engine.initialize_request(Instant::now())?;
         let ready = self
-            .exchange(msg, "initialize")
+            .exchange(msg, INITIALIZE)
             .map_err(HandshakeFailure::into_error)?;
         Ok(ready)
     }

@@ -7,6 +7,7 @@
 //! channel that can be full, no user callback), so the reader thread is never held up by a
 //! caller and a slow server never freezes the callers.
 
+use mcp_core::types::methods;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::{self, JoinHandle};
@@ -232,7 +233,7 @@ impl Shared {
                 return Err(Error::Closed(why.clone()));
             }
             let (id, msg) = st.engine.request(
-                "subscriptions/listen",
+                methods::SUBSCRIPTIONS_LISTEN,
                 params,
                 Instant::now(),
                 timeout,

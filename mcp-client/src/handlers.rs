@@ -5,6 +5,7 @@
 //! The client's capabilities are derived from which handlers are registered, so a client never
 //! declares something it cannot do.
 
+use mcp_core::types::methods::{ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_MESSAGE};
 use std::sync::Arc;
 
 use mcp_core::jsonrpc::{ErrorObject, to_raw};
@@ -83,7 +84,7 @@ impl Handlers {
     fn sample(&self, p: CreateMessageRequestParams) -> Result<CreateMessageResult, ErrorObject> {
         match &self.sampling {
             Some(h) => h(p),
-            None => Err(ErrorObject::method_not_found("sampling/createMessage")),
+            None => Err(ErrorObject::method_not_found(SAMPLING_CREATE_MESSAGE)),
         }
     }
 
@@ -91,7 +92,7 @@ impl Handlers {
         let url = matches!(p, ElicitRequestParams::Url(_));
         match &self.elicitation {
             Some(h) if !url || self.elicitation_url => h(p),
-            _ => Err(ErrorObject::method_not_found("elicitation/create")),
+            _ => Err(ErrorObject::method_not_found(ELICITATION_CREATE)),
         }
     }
 
@@ -101,7 +102,7 @@ impl Handlers {
                 roots: h(),
                 ..Default::default()
             }),
-            None => Err(ErrorObject::method_not_found("roots/list")),
+            None => Err(ErrorObject::method_not_found(ROOTS_LIST)),
         }
     }
 
@@ -116,9 +117,9 @@ impl Handlers {
             serde_json::from_str(text).map_err(ErrorObject::invalid_params)
         }
         let raw = match method {
-            "sampling/createMessage" => to_raw(&self.sample(parse(params)?)?),
-            "elicitation/create" => to_raw(&self.elicit(parse(params)?)?),
-            "roots/list" => to_raw(&self.list_roots()?),
+            SAMPLING_CREATE_MESSAGE => to_raw(&self.sample(parse(params)?)?),
+            ELICITATION_CREATE => to_raw(&self.elicit(parse(params)?)?),
+            ROOTS_LIST => to_raw(&self.list_roots()?),
             other => return Err(ErrorObject::method_not_found(other)),
         };
         raw.map_err(ErrorObject::internal)

@@ -1,6 +1,7 @@
 //! 2026-07-28 `subscriptions/listen`: one long-lived request whose notifications come on a
 //! handle until either side closes it.
 
+use mcp_core::types::methods;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,7 +19,7 @@ use crate::error::{Closed, Error};
 /// should end it. (Ten years; `Duration::MAX` would overflow an `Instant`.)
 const OPEN_ENDED: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
-const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+const ACKNOWLEDGED: &str = methods::NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED;
 
 /// An open listen stream. Dropping it (or [`Subscription::close`]) cancels the request, which
 /// ends the stream on the server.
@@ -78,7 +79,7 @@ impl Subscription {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(Error::Timeout {
-                        method: "subscriptions/listen".into(),
+                        method: methods::SUBSCRIPTIONS_LISTEN.into(),
                     });
                 }
                 Err(RecvTimeoutError::Disconnected) => {

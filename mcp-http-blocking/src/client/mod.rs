@@ -46,6 +46,7 @@ mod params;
 mod renew;
 mod sse;
 
+use mcp_core::types::methods;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
@@ -712,7 +713,7 @@ impl Shared {
                 return;
             }
         }
-        let is_initialized = msg.method() == Some("notifications/initialized");
+        let is_initialized = msg.method() == Some(methods::NOTIFICATION_INITIALIZED);
         let Some(lease) = self.lease(None, false) else {
             return;
         };

@@ -6,6 +6,7 @@
 //! the resource subscriptions and the log level the client asked for (see [`Replay`]), before
 //! the request is sent again.
 
+use mcp_core::types::methods;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -39,17 +40,17 @@ impl Replay {
                 .map(str::to_owned)
         };
         match r.method.as_str() {
-            "resources/subscribe" => {
+            methods::RESOURCES_SUBSCRIBE => {
                 if let Some(uri) = param("uri") {
                     self.subscriptions.insert(uri);
                 }
             }
-            "resources/unsubscribe" => {
+            methods::RESOURCES_UNSUBSCRIBE => {
                 if let Some(uri) = param("uri") {
                     self.subscriptions.remove(&uri);
                 }
             }
-            "logging/setLevel" => self.log_level = param("level").or(self.log_level.take()),
+            methods::LOGGING_SET_LEVEL => self.log_level = param("level").or(self.log_level.take()),
             _ => {}
         }
     }
@@ -66,10 +67,10 @@ impl Replay {
             }
         };
         if let Some(level) = &self.log_level {
-            push("logging/setLevel", json!({ "level": level }));
+            push(methods::LOGGING_SET_LEVEL, json!({ "level": level }));
         }
         for uri in &self.subscriptions {
-            push("resources/subscribe", json!({ "uri": uri }));
+            push(methods::RESOURCES_SUBSCRIBE, json!({ "uri": uri }));
         }
         out
     }
@@ -105,17 +106,17 @@ impl Shared {
                         .send(&body[..])
                 },
             )
-            .map_err(|e| format!("initialize: {e}"))?;
+            .map_err(|e| format!("{}: {e}", methods::INITIALIZE))?;
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            return Err(format!("initialize: HTTP {status}"));
+            return Err(format!("{}: HTTP {status}", methods::INITIALIZE));
         }
         let session = header(&resp, SESSION_HEADER);
         let answer = self
             .answer_of(resp)
-            .map_err(|e| format!("initialize: {e}"))?;
+            .map_err(|e| format!("{}: {e}", methods::INITIALIZE))?;
         let Message::Response(r) = answer else {
-            return Err("initialize: the server refused it".into());
+            return Err(format!("{}: the server refused it", methods::INITIALIZE));
         };
         let version = r
             .result::<Value>()
@@ -134,11 +135,11 @@ impl Shared {
             st.session_lost = false;
         }
         let initialized = Message::Notification(
-            Notification::new("notifications/initialized", &serde_json::json!({}))
+            Notification::new(methods::NOTIFICATION_INITIALIZED, &serde_json::json!({}))
                 .map_err(|e| e.to_string())?,
         );
         if !self.post_one_way(lease, &initialized) {
-            return Err("notifications/initialized was refused".into());
+            return Err(format!("{} was refused", methods::NOTIFICATION_INITIALIZED));
         }
         let replay = self.state().replay.requests();
         for msg in replay {
