@@ -3,8 +3,10 @@
 //! `mcp-core` holds every MCP message of every released revision (2024-11-05 .. 2026-07-28),
 //! the JSON-RPC codec, version negotiation for both eras, and the engine that applies the
 //! protocol rules (lifecycle, request ids, pending requests, cancellation, progress, timeouts as
-//! data). It never starts a thread, opens a socket or reads a clock: transports and servers are
-//! built on top (`mcp-stdio`, `mcp-http-blocking`, `mcp-server-kit`).
+//! data). It never opens a socket or reads a clock: transports and servers are built on top
+//! (`mcp-stdio`, `mcp-http-blocking`, `mcp-server-kit`). The one place that starts threads is
+//! [`executor`], the bounded pool those three share, so that they grow threads and push back
+//! on their callers by one policy.
 //!
 //! # A request's path through the crate
 //!
@@ -31,6 +33,7 @@
 #![deny(missing_docs)]
 
 pub mod engine;
+pub mod executor;
 pub mod jsonrpc;
 pub mod service;
 pub mod transport;
