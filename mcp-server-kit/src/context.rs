@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+
 use mcp_core::jsonrpc::RequestId;
 use mcp_core::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
@@ -62,6 +64,38 @@ pub(crate) struct Inputs {
     pub(crate) bad: Option<(String, String)>,
 }
 
+/// A request's cancellation: a flag to poll, and a channel whose sender is dropped when it
+/// fires, so that a handler can also block on it (alone, with a timeout, or in a `select!`
+/// beside its own channels) and wake at once.
+pub(crate) struct Cancel {
+    fired: AtomicBool,
+    /// Dropped when the cancellation fires: every receiver then reports disconnection.
+    sender: Mutex<Option<Sender<()>>>,
+    receiver: Receiver<()>,
+}
+
+impl Cancel {
+    pub(crate) fn new() -> Cancel {
+        // Nothing is ever sent: the channel only carries its disconnection.
+        let (tx, rx) = bounded(0);
+        Cancel {
+            fired: AtomicBool::new(false),
+            sender: Mutex::new(Some(tx)),
+            receiver: rx,
+        }
+    }
+
+    /// Cancels: the flag first, so a handler woken by the channel sees it set.
+    pub(crate) fn fire(&self) {
+        self.fired.store(true, Ordering::Release);
+        self.sender.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    pub(crate) fn is_fired(&self) -> bool {
+        self.fired.load(Ordering::Acquire)
+    }
+}
+
 /// One request being handled.
 pub(crate) struct Call {
     pub(crate) id: RequestId,
@@ -74,7 +108,7 @@ pub(crate) struct Call {
     /// The request's `Mcp-Param-*` headers, where the transport has them (see
     /// `param_headers`).
     pub(crate) param_headers: Option<Vec<(String, String)>>,
-    pub(crate) cancelled: AtomicBool,
+    pub(crate) cancel: Cancel,
     pub(crate) timeout: Duration,
     pub(crate) link: Arc<dyn Link>,
     pub(crate) inputs: Mutex<Inputs>,
@@ -131,7 +165,39 @@ impl Context {
     /// True once the client cancelled the request (or the session closed). Long handlers
     /// should check it and stop; whatever they return after that is not sent.
     pub fn is_cancelled(&self) -> bool {
-        self.call.cancelled.load(Ordering::Acquire)
+        self.call.cancel.is_fired()
+    }
+
+    /// Blocks until the request is cancelled (true) or `timeout` passes (false). For a handler
+    /// that waits anyway (a retry delay, a poll interval of its own): it wakes the moment the
+    /// client cancels or the session closes, instead of at its next look at
+    /// [`Context::is_cancelled`].
+    pub fn wait_cancelled(&self, timeout: Duration) -> bool {
+        if self.is_cancelled() {
+            return true;
+        }
+        match self.call.cancel.receiver.recv_timeout(timeout) {
+            // Nothing is ever sent: only the disconnection at cancel ends the wait early.
+            Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
+            Err(RecvTimeoutError::Timeout) => self.is_cancelled(),
+        }
+    }
+
+    /// A receiver that becomes ready (disconnected: `recv` returns `Err`) when the request is
+    /// cancelled; nothing is ever received on it. Put it in a `crossbeam_channel::select!` beside
+    /// the handler's own channels to stop waiting for them on cancellation.
+    ///
+    /// ```no_run
+    /// # fn f(ctx: &mcp_server_kit::Context, work: crossbeam_channel::Receiver<u32>) -> Option<u32> {
+    /// let cancelled = ctx.cancelled_signal();
+    /// crossbeam_channel::select! {
+    ///     recv(work) -> n => n.ok(),
+    ///     recv(cancelled) -> _ => None,
+    /// }
+    /// # }
+    /// ```
+    pub fn cancelled_signal(&self) -> Receiver<()> {
+        self.call.cancel.receiver.clone()
     }
 
     /// Reports progress, if the client asked for it (a `progressToken`); otherwise does

@@ -2,7 +2,8 @@
 //! completers, then serve them on any transport.
 //!
 //! The kit computes the server's capabilities from what you register, runs handlers on a bounded
-//! pool of worker threads (so a slow tool never blocks `ping` or cancellation), turns a panicking
+//! executor (`mcp_core::executor`: an idle worker, else a new one up to `max_workers`, else a
+//! bounded queue), so a slow tool never blocks `ping` or cancellation, turns a panicking
 //! handler into a -32603 error, and gives each handler a [`Context`] for progress, logging,
 //! cancellation and the calls back to the client (sampling, elicitation, roots) — the same
 //! handler code in the legacy and the 2026-07-28 era.
@@ -14,10 +15,11 @@
 //! # A request's path through the kit
 //!
 //! 1. The transport opens a session through [`Server`] (`server`), which builds a `KitSession`
-//!    over the state every session shares (`shared`: registry, config, pool, sealer).
+//!    over the state every session shares (`shared`: registry, config, executor, sealer).
 //! 2. It hands each message to `Session::handle` (`session`), which steps `mcp-core`'s server
 //!    engine; the engine answers `initialize`, `ping` and the like itself, and passes on the rest.
-//! 3. Lists go straight to `dispatch`; calls to a handler first go to a worker of the `pool`.
+//! 3. Lists go straight to `dispatch`; calls to a handler first go to a worker of the executor
+//!    (or, where the transport gives each request a thread of its own, run right there).
 //!    `dispatch` finds the tool, prompt, resource or completer and runs it under `catch_unwind`,
 //!    opening and sealing `requestState` with `request_state`.
 //! 4. The handler (`tool`, `resource`, `prompt`) gets a [`Context`] (`context`) for progress,
@@ -48,7 +50,6 @@ mod cursor;
 mod dispatch;
 mod error;
 mod param_headers;
-mod pool;
 mod prompt;
 mod request_state;
 mod resource;

@@ -5,19 +5,22 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
+use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::pool::WorkerPool;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
 use crate::tool::Tool;
 
+
+/// How long a handler thread beyond `workers` waits for work before it ends.
+const IDLE_WORKER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The open sessions, for what goes to all of them (list changes, resource updates).
 #[derive(Default)]
 struct Sessions {
@@ -158,16 +161,17 @@ impl ServerBuilder {
         self
     }
 
-    /// Handler threads kept free for new requests (default: one per core). Handlers that run
-    /// longer than a couple of milliseconds count as blocked, and the pool adds threads so
-    /// that this many can still take new requests, up to [`ServerBuilder::max_workers`].
+    /// Handler threads started with the server and kept however idle (default: one per core).
+    /// Handlers run on the kit's executor (`mcp_core::executor`): a request goes to an idle
+    /// handler thread, or, when none is idle, to a new one, up to
+    /// [`ServerBuilder::max_workers`]; threads beyond this many end after 10 s without work.
     pub fn workers(mut self, n: usize) -> Self {
         self.config.workers = n.max(1);
         self
     }
 
-    /// The most handler threads the pool may grow to (default 64; at least `workers`).
-    /// Beyond it, requests wait in the queue.
+    /// The most handler threads at once (default 64; at least `workers`). When that many are
+    /// busy, requests wait in the queue ([`ServerBuilder::queue`]).
     pub fn max_workers(mut self, n: usize) -> Self {
         self.config.max_workers = n.max(1);
         self
@@ -226,12 +230,14 @@ impl ServerBuilder {
             engine_config = engine_config.instructions(text);
         }
         let engine_config = Arc::new(engine_config.build());
-        let pool = WorkerPool::new(
-            self.config.workers,
-            self.config.max_workers,
-            self.config.queue,
-        )
-        .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
+        let pool = Executor::builder()
+            .name("mcp-worker")
+            .min_threads(self.config.workers)
+            .max_threads(self.config.max_workers.max(self.config.workers))
+            .queue(self.config.queue)
+            .idle_timeout(IDLE_WORKER_TIMEOUT)
+            .build()
+            .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
         Ok(Server {
             shared: Arc::new(Shared::new(engine_config, self.config, self.registry, pool)),
             sessions: Arc::default(),

@@ -6,7 +6,6 @@
 //! messages (answers, cancellations) that unblock it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -23,7 +22,7 @@ use mcp_core::types::{
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
-use crate::context::{Call, Context, Inputs, Link};
+use crate::context::{Call, Cancel, Context, Inputs, Link};
 use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
@@ -179,7 +178,7 @@ impl KitSession {
             client_capabilities: Arc::clone(&rc.client_capabilities),
             auth: self.info.auth.clone(),
             param_headers: self.info.param_headers.clone(),
-            cancelled: AtomicBool::new(false),
+            cancel: Cancel::new(),
             timeout: self.shared.config.client_request_timeout,
             link,
             inputs: Mutex::new(Inputs::default()),
@@ -194,9 +193,11 @@ impl KitSession {
             // The transport hands reading to another thread if this blocks: no hand-off to a
             // worker, which is what a quick handler costs least with.
             job();
-        } else if let Err(job) = self.shared.pool.submit(job) {
-            // The pool is shutting down; run inline rather than leave the request unanswered.
-            job();
+        } else if let Err(rejected) = self.shared.pool.execute(job) {
+            // Shutting down, or no thread could start: run it here rather than leave the
+            // request unanswered.
+            log::debug!("handler runs inline: {rejected}");
+            rejected.into_job()();
         }
     }
 
@@ -320,7 +321,7 @@ impl KitSession {
     fn cancel_call(&self, id: &RequestId) {
         let mut st = self.state();
         if let Some(call) = st.calls.get(id) {
-            call.cancelled.store(true, Ordering::Release);
+            call.cancel.fire();
         }
         st.listens.remove(id);
         // Wake the handler if it waits for the client on this request's behalf.
@@ -375,7 +376,7 @@ impl Session for KitSession {
         let mut st = self.state();
         st.closed = true;
         for call in st.calls.values() {
-            call.cancelled.store(true, Ordering::Release);
+            call.cancel.fire();
         }
         for (_, (_, w)) in st.waiters.drain() {
             let _ = w.try_send(Err(Error::Cancelled));
@@ -453,7 +454,7 @@ impl Link for KitSession {
         let (tx, rx) = sync_channel(1);
         let (oid, msg) = {
             let mut st = self.state();
-            if st.closed || call.cancelled.load(Ordering::Acquire) {
+            if st.closed || call.cancel.is_fired() {
                 return Err(Error::Cancelled);
             }
             let (oid, msg) = st

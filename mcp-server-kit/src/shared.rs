@@ -1,14 +1,14 @@
-//! The state every session of one server shares: the tunables, what is registered, the worker
-//! pool, the cursor codec and the request-state sealer. It sits below the server handle, the
+//! The state every session of one server shares: the tunables, what is registered, the
+//! executor that runs handlers, the cursor codec and the request-state sealer. It sits below the server handle, the
 //! sessions and dispatch, which all read it; it knows none of them.
 
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use mcp_core::engine::ServerConfig;
+use mcp_core::executor::Executor;
 
 use crate::cursor::CursorCodec;
-use crate::pool::WorkerPool;
 use crate::prompt::Prompt;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
@@ -32,8 +32,8 @@ impl Default for Config {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         Config {
             page_size: 100,
-            // One free worker per core; handlers that block (on I/O, on the client's answer
-            // to sampling or elicitation) make the pool add workers, up to the maximum.
+            // One worker per core kept ready; a request that finds none idle starts another
+            // (handlers that block on I/O or on the client's answer), up to the maximum.
             workers: cores.clamp(1, 64),
             max_workers: 64,
             queue: 256,
@@ -60,7 +60,7 @@ pub(crate) struct Shared {
     pub(crate) engine_config: Arc<ServerConfig>,
     pub(crate) config: Config,
     registry: RwLock<Registry>,
-    pub(crate) pool: WorkerPool,
+    pub(crate) pool: Executor,
     pub(crate) cursors: CursorCodec,
     pub(crate) sealer: Option<StateSealer>,
 }
@@ -71,7 +71,7 @@ impl Shared {
         engine_config: Arc<ServerConfig>,
         config: Config,
         registry: Registry,
-        pool: WorkerPool,
+        pool: Executor,
     ) -> Shared {
         Shared {
             engine_config,

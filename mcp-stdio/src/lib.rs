@@ -21,10 +21,11 @@
 //!
 //! # A request's path through the crate
 //!
-//! 1. [`serve_on`] (`server`) opens the service's session and starts the threads.
-//! 2. A reading thread of the `relay` reads a line with [`MessageReader`] and hands the
-//!    message to `Session::handle`; a watchdog passes the reading on to a new thread if that
-//!    blocks.
+//! 1. [`serve_on`] (`server`) opens the service's session and starts a reader and a writer on
+//!    an executor (`mcp_core::executor`).
+//! 2. The reader reads a line with [`MessageReader`] and hands the message to
+//!    `Session::handle`, which returns quickly (the service runs slow work elsewhere: the kit
+//!    on its own executor), so `ping`, cancellations and answers are always read.
 //! 3. The session answers through its `Outbound` (`output`): written at once when nothing is
 //!    queued, else queued for the writer thread, both through [`MessageWriter`].
 //!
@@ -83,7 +84,6 @@ mod connection;
 mod error;
 mod framing;
 mod output;
-mod relay;
 mod server;
 
 pub use child::{ChildBuilder, ChildHandle};

@@ -1,10 +1,9 @@
 //! The way out: the output stream that the writer thread and the senders' fast path share, the
-//! session's [`Outbound`], and the writer thread's loop. Both the server (which builds them) and
-//! the relay (which defers and runs flushes on its reading threads) use this module; it uses
-//! neither.
+//! session's [`Outbound`], and the writer thread's loop. The server builds them, and its reader
+//! marks the bursts of buffered input during which direct writes defer their flush.
 
 use std::io::{self, BufWriter, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,21 +20,15 @@ pub(crate) struct SharedOutput {
     queued: AtomicUsize,
     /// Set when the writer thread has ended: no more direct writes.
     stopped: AtomicBool,
-    /// Written but not flushed yet (a reading thread holds back its flush while more input is
-    /// buffered, and flushes before it waits for input).
+    /// Written but not flushed yet.
     dirty: AtomicBool,
-    /// Which thread reads: bumped each time the reading is handed to a new thread. A held-back
-    /// flush is only left to the thread that still reads.
-    pub(crate) reading: AtomicU64,
-}
-
-thread_local! {
-    /// Set on a reading thread (to the `reading` generation it holds) while it hands the
-    /// session a message with more input already buffered: a direct write on this thread then
-    /// leaves the flush to its next wait for input, so a burst of pipelined answers costs one
-    /// write system call instead of one each.
-    pub(crate) static DEFER_FLUSH: std::cell::Cell<Option<u64>> =
-        const { std::cell::Cell::new(None) };
+    /// Set while the reader works through input that was already buffered: a direct write
+    /// (from any thread) then leaves its flush to the reader's next wait for input, so a burst
+    /// of pipelined answers costs one write system call instead of one each. `dirty` and
+    /// `burst` are a Dekker pair (each side stores its own flag, then loads the other's, all
+    /// `SeqCst`): either the writer sees the burst over and flushes, or the reader sees the
+    /// write and flushes.
+    burst: AtomicBool,
 }
 
 impl SharedOutput {
@@ -49,18 +42,29 @@ impl SharedOutput {
             queued: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
-            reading: AtomicU64::new(0),
+            burst: AtomicBool::new(false),
         }
     }
 
-    /// Flushes what direct writes left unflushed.
-    pub(crate) fn flush_deferred(&self) -> io::Result<()> {
-        if !self.dirty.load(Ordering::Acquire) {
-            return Ok(());
+    /// The reader has more input buffered: direct writes may leave their flush to it.
+    pub(crate) fn begin_burst(&self) {
+        self.burst.store(true, Ordering::SeqCst);
+    }
+
+    /// The reader is about to wait for input (or to hand the session its last buffered
+    /// message): what direct writes left unflushed goes out now.
+    pub(crate) fn end_burst(&self) {
+        self.burst.store(false, Ordering::SeqCst);
+        if !self.dirty.load(Ordering::SeqCst) {
+            return;
         }
         let mut w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        self.dirty.store(false, Ordering::Release);
-        w.flush()
+        if self.dirty.swap(false, Ordering::SeqCst) {
+            if let Err(e) = w.flush() {
+                // The writer meets the same error on its next write and ends serving.
+                log::debug!("stdio output: {e}");
+            }
+        }
     }
 }
 
@@ -98,17 +102,15 @@ impl StdioOutbound {
         }
         // On failure the message goes to the queue, so the writer thread meets the error
         // itself and shutdown runs as for any output failure.
-        let reading = out.reading.load(Ordering::Acquire);
-        if DEFER_FLUSH.with(std::cell::Cell::get) == Some(reading) {
+        if out.burst.load(Ordering::SeqCst) {
             if w.write_message(msg).is_err() {
                 return false;
             }
-            out.dirty.store(true, Ordering::Release);
-            // Handed over meanwhile: the new reading thread may already wait for input.
-            if out.reading.load(Ordering::Acquire) == reading {
+            out.dirty.store(true, Ordering::SeqCst);
+            // The burst ended meanwhile: the reader may already wait for input.
+            if out.burst.load(Ordering::SeqCst) || !out.dirty.swap(false, Ordering::SeqCst) {
                 return true;
             }
-            out.dirty.store(false, Ordering::Release);
             return w.flush().is_ok();
         }
         w.write_message(msg).and_then(|()| w.flush()).is_ok()

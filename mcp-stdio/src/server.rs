@@ -1,40 +1,41 @@
 //! Serving one MCP session over a byte stream pair: the process's stdin and stdout, or any
 //! `Read`/`Write` (tests use socket pairs).
 //!
-//! A reading thread, a writer thread and one bounded queue:
+//! A reader, a writer and one bounded queue, both run as jobs of an
+//! [`Executor`](mcp_core::executor::Executor) (in the manner of `lsp-server`'s `Connection`):
 //!
 //! ```text
-//! input ─► [mcp-stdio-reader] ─► session.handle(msg)
-//!                 │ decode errors            │ Outbound::send (blocks when the queue is full)
-//!                 └──────────► bounded queue ◄┘   (or writes itself when nothing is queued)
-//!                                    │
-//!                          [mcp-stdio-writer] ─► output (flushed when the queue runs dry)
+//! input ─► [reader] ─► session.handle(msg)
+//!             │ decode errors            │ Outbound::send (blocks when the queue is full)
+//!             └──────────► bounded queue ◄┘   (or writes itself when nothing is queued)
+//!                                │
+//!                            [writer] ─► output (flushed when the queue runs dry)
 //! ```
 //!
-//! The session is told (`SessionInfo::handle_may_block`) that `handle` may block: a watchdog
-//! (`mcp-stdio-watch`) gives the reading to a new thread when a `handle` runs for more than a
-//! couple of milliseconds, so a service can answer quick requests on the reading thread itself
-//! and still never stop reading (see the `relay` module). The writer thread and the senders'
-//! direct writes are in the `output` module.
+//! `Session::handle` runs on the reader and must return quickly: the session is not told
+//! `SessionInfo::handle_may_block`, so a service runs slow work on threads of its own (the kit
+//! runs its handlers on its executor) and the reader keeps reading `ping`, cancellations and the
+//! client's answers meanwhile. While more input is already buffered, every answer written
+//! directly is left unflushed until the reader is about to wait for input: one write system
+//! call per burst. The writer and the senders' direct writes are in the `output` module.
 //!
-//! The calling thread waits for either thread to finish and then runs the shutdown: on input EOF
+//! The calling thread waits for either job to finish and then runs the shutdown: on input EOF
 //! it closes the session, lets the writer drain whatever the service still sends for a grace
-//! period, joins both threads and returns `Ok(())`.
+//! period, waits for the writer's end and returns `Ok(())`.
 
 use std::io::{self, BufReader, Read, Write};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::{self, JoinHandle};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crossbeam_channel::{Sender, bounded};
+use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::Message;
-use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
+use mcp_core::service::{Outbound, Service, Session, SessionInfo, TransportKind};
 
 use crate::error::Error;
-use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
+use crate::framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader};
 use crate::output::{SharedOutput, StdioOutbound, write_loop};
-use crate::relay::{Relay, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
 /// normal stdio server.
@@ -45,7 +46,6 @@ pub struct Config {
     outbound_capacity: usize,
     shutdown_grace: Duration,
     allow_batches: bool,
-    max_threads: usize,
 }
 
 impl Default for Config {
@@ -55,7 +55,6 @@ impl Default for Config {
             outbound_capacity: 256,
             shutdown_grace: Duration::from_secs(1),
             allow_batches: true,
-            max_threads: 64,
         }
     }
 }
@@ -86,11 +85,6 @@ impl Config {
     /// Whether a JSON array on one line is split into messages (default true).
     pub fn allow_batches(&self) -> bool {
         self.allow_batches
-    }
-
-    /// The most threads that read the input or run `Session::handle` at once (default 64).
-    pub fn max_threads(&self) -> usize {
-        self.max_threads
     }
 }
 
@@ -132,15 +126,6 @@ impl ConfigBuilder {
     /// true: a client of a later revision never sends batches, and one of 2025-03-26 may.
     pub fn allow_batches(mut self, allow: bool) -> Self {
         self.config.allow_batches = allow;
-        self
-    }
-
-    /// The most threads that read the input or run `Session::handle` at once (default 64).
-    /// The session may block in `handle` (a slow tool run on the reading thread): after a
-    /// couple of milliseconds another thread takes over the reading, up to this many; beyond
-    /// it, input waits until a `handle` returns.
-    pub fn max_threads(mut self, n: usize) -> Self {
-        self.config.max_threads = n.max(1);
         self
     }
 
@@ -192,79 +177,157 @@ where
     let (queue_tx, queue_rx) = bounded::<Message>(config.outbound_capacity);
     let shared_out = Arc::new(SharedOutput::new(Box::new(output)));
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
-    let (done_tx, done_rx) = bounded::<Side>(2);
+    let (done_tx, done_rx) = bounded::<(Side, Ended)>(2);
     let stopped = Arc::new(AtomicBool::new(false));
 
+    // Two long-lived jobs: the reader and the writer. The reader holds a handle too, so that
+    // when serving ends on an output failure (the reader still blocked in a read nobody can
+    // interrupt) the executor is dropped by the reader at EOF, not joined here.
+    let executor = Arc::new(
+        Executor::builder()
+            .name("mcp-stdio")
+            .max_threads(2)
+            .queue(1)
+            .build()
+            .map_err(Error::Io)?,
+    );
     let outbound = Arc::new(StdioOutbound::new(queue_tx, Arc::clone(&shared_out)));
-    let session = service.open(
-        SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
-        outbound.clone(),
-    );
+    let session = service.open(SessionInfo::new(TransportKind::Stdio), outbound.clone());
 
-    let writer = {
+    {
         let shared_out = Arc::clone(&shared_out);
-        let done = DoneSignal(done_tx.clone(), Side::Writer);
+        let done = DoneSignal::new(done_tx.clone(), Side::Writer);
         let grace = config.shutdown_grace;
-        spawn("mcp-stdio-writer", move || {
-            let _done = done;
-            write_loop(&shared_out, &queue_rx, &shutdown_rx, grace)
-        })?
-    };
-    let panic_tx = done_tx.clone();
-    let role = Role {
-        reader: MessageReader::new(BufReader::with_capacity(64 * 1024, input))
-            .with_max_line_len(config.max_line_len)
-            .with_batches(config.allow_batches),
-        _done: Box::new(DoneSignal(done_tx, Side::Reader)),
-    };
-    let started = Relay::start(
-        role,
-        Arc::clone(&shared_out),
-        session.clone(),
-        outbound.clone() as Arc<dyn Outbound>,
-        stopped.clone(),
-        config.max_threads,
-        Box::new(move || {
-            let _ = panic_tx.try_send(Side::Reader);
-        }),
-    );
-    let (relay, watchdog) = match started {
-        Ok(r) => r,
-        Err(e) => {
+        let started = executor.try_execute(move || {
+            let r = write_loop(&shared_out, &queue_rx, &shutdown_rx, grace);
+            // Senders meet `Closed` from now on, before `serve_on` returns.
+            drop(queue_rx);
+            done.finish(r);
+        });
+        if let Err(e) = started {
             session.close();
-            return Err(Error::Io(e));
+            return Err(Error::Io(io::Error::other(e.to_string())));
         }
-    };
+    }
+    {
+        let reader = MessageReader::new(BufReader::with_capacity(64 * 1024, input))
+            .with_max_line_len(config.max_line_len)
+            .with_batches(config.allow_batches);
+        let reading = Reading {
+            output: Arc::clone(&shared_out),
+            session: session.clone(),
+            outbound: Arc::downgrade(&(outbound.clone() as Arc<dyn Outbound>)),
+            stopped: stopped.clone(),
+        };
+        let done = DoneSignal::new(done_tx, Side::Reader);
+        let keep = Arc::clone(&executor);
+        let started = executor.try_execute(move || {
+            let _executor = keep;
+            // Declared after the executor's handle, so dropped before it even on a panic: the
+            // report must reach `serve_on` before this thread may join the writer, which
+            // waits for `serve_on`'s shutdown signal.
+            let done = done;
+            let r = reading.run(reader);
+            done.finish(r);
+        });
+        if let Err(e) = started {
+            stopped.store(true, Ordering::Release);
+            session.close();
+            return Err(Error::Io(io::Error::other(e.to_string())));
+        }
+    }
+    drop(executor);
 
-    // Each thread reports when it ends, even by panic; the first to end decides the path.
-    let first = done_rx.recv().unwrap_or(Side::Reader);
+    // Each job reports when it ends, even by panic; the first to end decides the path.
+    let (first, ended) = done_rx
+        .recv()
+        .unwrap_or((Side::Reader, Ended::Panicked));
     match first {
         Side::Reader => {
-            drop(watchdog);
-            let read_result = match relay.outcome() {
-                Some(r) => r.map_err(Error::Io),
-                None => Err(Error::ThreadPanicked {
-                    thread: "mcp-stdio-reader",
-                }),
-            };
+            let read_result = ended.into_result("mcp-stdio-reader");
             log::debug!("stdio input ended; closing the session");
             session.close();
             // Drop our handles so the writer ends as soon as the service drops its own.
             drop(session);
             drop(outbound);
             let _ = shutdown_tx.send(());
-            let write_result = join(writer, "mcp-stdio-writer");
+            let write_result = match done_rx.recv() {
+                Ok((_, e)) => e.into_result("mcp-stdio-writer"),
+                Err(_) => Err(Error::ThreadPanicked {
+                    thread: "mcp-stdio-writer",
+                }),
+            };
             read_result.and(write_result)
         }
         Side::Writer => {
             stopped.store(true, Ordering::Release);
-            let write_result = join(writer, "mcp-stdio-writer");
             log::debug!("stdio output ended first; closing the session");
             session.close();
-            match write_result {
+            match ended.into_result("mcp-stdio-writer") {
                 Ok(()) => Err(Error::Closed),
                 Err(e) => Err(e),
             }
+        }
+    }
+}
+
+/// What the reading job needs.
+struct Reading {
+    output: Arc<SharedOutput>,
+    session: Arc<dyn Session>,
+    /// Weak: the writer's drain at shutdown ends once the service lets go of its outbound,
+    /// and the reader (which may outlive `serve_on` after an output failure) must not keep it
+    /// alive.
+    outbound: Weak<dyn Outbound>,
+    stopped: Arc<AtomicBool>,
+}
+
+impl Reading {
+    /// Reads messages and hands each to the session, until EOF, a read error, or the end of
+    /// serving. While more input is already buffered, answers are written without a flush
+    /// (a burst costs one write system call); the flush comes before the next wait for input.
+    fn run<R: Read>(&self, mut reader: MessageReader<BufReader<R>>) -> io::Result<()> {
+        let result = self.read_all(&mut reader);
+        // Nothing may stay held back once reading ends.
+        self.output.end_burst();
+        result
+    }
+
+    fn read_all<R: Read>(&self, reader: &mut MessageReader<BufReader<R>>) -> io::Result<()> {
+        loop {
+            if !reader.has_buffered() {
+                // About to wait for input: answers held back until now go out.
+                self.output.end_burst();
+            }
+            let msg = match reader.read_message() {
+                None => return Ok(()),
+                Some(_) if self.stopped.load(Ordering::Acquire) => return Ok(()),
+                Some(Err(FrameError::Io(e))) => return Err(e),
+                Some(Err(e)) => {
+                    match &e {
+                        FrameError::Decode(d) if d.is_notification() => {
+                            log::warn!("stdio input: dropped an invalid notification: {d}");
+                        }
+                        _ => log::warn!("stdio input: {e}"),
+                    }
+                    // None for an invalid notification: it is never answered.
+                    if let Some(resp) = e.to_response() {
+                        let sent = self.outbound.upgrade().map(|o| o.send(resp, None));
+                        if !matches!(sent, Some(Ok(()))) {
+                            return Ok(());
+                        }
+                    }
+                    continue;
+                }
+                Some(Ok(msg)) => msg,
+            };
+            if reader.has_buffered() {
+                self.output.begin_burst();
+            } else {
+                // The last message at hand: what is held back goes out before `handle`.
+                self.output.end_burst();
+            }
+            self.session.handle(msg);
         }
     }
 }
@@ -275,28 +338,48 @@ enum Side {
     Writer,
 }
 
-/// Reports a thread's end from its destructor, so a panic reports too.
-struct DoneSignal(Sender<Side>, Side);
+/// How a job ended.
+enum Ended {
+    Done(io::Result<()>),
+    Panicked,
+}
 
-impl Drop for DoneSignal {
-    fn drop(&mut self) {
-        let _ = self.0.try_send(self.1);
+impl Ended {
+    fn into_result(self, thread: &'static str) -> Result<(), Error> {
+        match self {
+            Ended::Done(r) => r.map_err(Error::Io),
+            Ended::Panicked => Err(Error::ThreadPanicked { thread }),
+        }
     }
 }
 
-fn spawn<F>(name: &'static str, f: F) -> Result<JoinHandle<io::Result<()>>, Error>
-where
-    F: FnOnce() -> io::Result<()> + Send + 'static,
-{
-    thread::Builder::new()
-        .name(name.to_owned())
-        .spawn(f)
-        .map_err(Error::Io)
+/// Reports a job's end from its destructor, so a panic (caught by the executor) reports too.
+struct DoneSignal {
+    tx: Sender<(Side, Ended)>,
+    side: Side,
+    result: Option<io::Result<()>>,
 }
 
-fn join(handle: JoinHandle<io::Result<()>>, thread: &'static str) -> Result<(), Error> {
-    match handle.join() {
-        Ok(r) => r.map_err(Error::Io),
-        Err(_) => Err(Error::ThreadPanicked { thread }),
+impl DoneSignal {
+    fn new(tx: Sender<(Side, Ended)>, side: Side) -> DoneSignal {
+        DoneSignal {
+            tx,
+            side,
+            result: None,
+        }
+    }
+
+    fn finish(mut self, r: io::Result<()>) {
+        self.result = Some(r);
+    }
+}
+
+impl Drop for DoneSignal {
+    fn drop(&mut self) {
+        let ended = match self.result.take() {
+            Some(r) => Ended::Done(r),
+            None => Ended::Panicked,
+        };
+        let _ = self.tx.try_send((self.side, ended));
     }
 }
