@@ -47,6 +47,14 @@ pub trait Outbound: Send + Sync {
         let _ = related;
         false
     }
+
+    /// The session is about to run work that may block (a tool handler, a wait for the peer's
+    /// answer) inside [`Session::handle`], on the calling thread. A transport whose reading
+    /// thread calls `handle` (stdio) hands the reading to another thread before this returns,
+    /// so that `ping`, cancellations and the peer's answers are still read; one that gives
+    /// each request a thread of its own (HTTP) has nothing to do, which is the default. Only
+    /// meaningful where the transport declared [`SessionInfo::handle_may_block`].
+    fn will_block(&self) {}
 }
 
 /// Which kind of transport a session runs on; services may shape behaviour by it (for example,
@@ -76,10 +84,12 @@ pub struct SessionInfo {
     /// Claims from the transport's authorization step (for example a validated bearer
     /// token's subject and scopes), passed through to handlers untouched.
     pub auth: Option<serde_json::Value>,
-    /// The transport keeps taking input while [`Session::handle`] runs long: when a call
-    /// blocks, it hands reading to another thread. The service may then do a request's work
-    /// inside `handle` itself (no hand-off to a worker thread, the fastest path for quick
-    /// handlers), even work that waits for the peer's answer to a request of its own.
+    /// The service may do a request's work inside [`Session::handle`] itself (no hand-off to a
+    /// worker thread, the fastest path for quick handlers), even work that waits for the
+    /// peer's answer to a request of its own, provided it calls [`Outbound::will_block`]
+    /// first: the transport then keeps taking input meanwhile (stdio hands its reading to
+    /// another thread at that call; HTTP runs each request on a thread of its own). No
+    /// transport watches for a `handle` that blocks without saying so.
     pub handle_may_block: bool,
     /// The `Mcp-Param-*` headers of a 2026-07-28 HTTP request (SEP-2243), as `(name after the
     /// prefix, decoded value)` in arrival order; `None` where there are no such headers to

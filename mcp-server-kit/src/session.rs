@@ -190,8 +190,12 @@ impl KitSession {
             me.finish(&ctx.call.id, method, ctx.call.version, outcome);
         });
         if self.info.handle_may_block {
-            // The transport hands reading to another thread if this blocks: no hand-off to a
-            // worker, which is what a quick handler costs least with.
+            // User code may block: the transport keeps reading elsewhere once told (stdio
+            // hands its reading to another thread), and the handler runs right here, with no
+            // hand-off to a worker on the answer's path.
+            if let Some(out) = self.outbound() {
+                out.will_block();
+            }
             job();
         } else if let Err(rejected) = self.shared.pool.execute(job) {
             // Shutting down, or no thread could start: run it here rather than leave the

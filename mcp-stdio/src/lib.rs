@@ -84,6 +84,7 @@ mod connection;
 mod error;
 mod framing;
 mod output;
+mod reading;
 mod server;
 
 pub use child::{ChildBuilder, ChildHandle};

@@ -4,7 +4,7 @@
 
 use std::io::{self, BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
@@ -12,6 +12,7 @@ use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::service::{Closed, Outbound};
 
 use crate::framing::MessageWriter;
+use crate::reading::HandOff;
 
 /// The output stream, shared by the writer thread and the senders' fast path.
 pub(crate) struct SharedOutput {
@@ -80,12 +81,24 @@ impl SharedOutput {
 pub(crate) struct StdioOutbound {
     queue: Sender<Message>,
     output: Arc<SharedOutput>,
+    /// The reading, which `will_block` hands to another thread (weak: the reading holds the
+    /// session, which holds this).
+    hand_off: OnceLock<Weak<dyn HandOff>>,
 }
 
 impl StdioOutbound {
     /// Sends through `queue` to the writer thread, or writes to `output` directly.
     pub(crate) fn new(queue: Sender<Message>, output: Arc<SharedOutput>) -> StdioOutbound {
-        StdioOutbound { queue, output }
+        StdioOutbound {
+            queue,
+            output,
+            hand_off: OnceLock::new(),
+        }
+    }
+
+    /// Where `will_block` hands the reading over.
+    pub(crate) fn set_hand_off(&self, to: Weak<dyn HandOff>) {
+        let _ = self.hand_off.set(to);
     }
 
     fn try_direct(&self, msg: &Message) -> bool {
@@ -127,6 +140,12 @@ impl Outbound for StdioOutbound {
             self.output.queued.fetch_sub(1, Ordering::AcqRel);
             Closed
         })
+    }
+
+    fn will_block(&self) {
+        if let Some(h) = self.hand_off.get().and_then(Weak::upgrade) {
+            h.hand_off();
+        }
     }
 }
 

@@ -25,17 +25,18 @@
 
 use std::io::{self, BufReader, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{Sender, bounded};
 use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::Message;
-use mcp_core::service::{Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
 
 use crate::error::Error;
-use crate::framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader};
+use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
 use crate::output::{SharedOutput, StdioOutbound, write_loop};
+use crate::reading::{HandOff, Reading, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
 /// normal stdio server.
@@ -46,6 +47,7 @@ pub struct Config {
     outbound_capacity: usize,
     shutdown_grace: Duration,
     allow_batches: bool,
+    max_threads: usize,
 }
 
 impl Default for Config {
@@ -55,6 +57,7 @@ impl Default for Config {
             outbound_capacity: 256,
             shutdown_grace: Duration::from_secs(1),
             allow_batches: true,
+            max_threads: 64,
         }
     }
 }
@@ -85,6 +88,11 @@ impl Config {
     /// Whether a JSON array on one line is split into messages (default true).
     pub fn allow_batches(&self) -> bool {
         self.allow_batches
+    }
+
+    /// The most threads that read the input or run `Session::handle` at once (default 64).
+    pub fn max_threads(&self) -> usize {
+        self.max_threads
     }
 }
 
@@ -126,6 +134,15 @@ impl ConfigBuilder {
     /// true: a client of a later revision never sends batches, and one of 2025-03-26 may.
     pub fn allow_batches(mut self, allow: bool) -> Self {
         self.config.allow_batches = allow;
+        self
+    }
+
+    /// The most threads that read the input or run `Session::handle` at once (default 64).
+    /// A session about to block in `handle` says so (`Outbound::will_block`), and the reading
+    /// goes on in another thread, up to this many; beyond it, input waits until a `handle`
+    /// returns.
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.config.max_threads = n.max(1);
         self
     }
 
@@ -177,22 +194,27 @@ where
     let (queue_tx, queue_rx) = bounded::<Message>(config.outbound_capacity);
     let shared_out = Arc::new(SharedOutput::new(Box::new(output)));
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
-    let (done_tx, done_rx) = bounded::<(Side, Ended)>(2);
+    // Room for every report: the writer's, the reader's, and a panic's.
+    let (done_tx, done_rx) = bounded::<(Side, Ended)>(4);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    // Two long-lived jobs: the reader and the writer. The reader holds a handle too, so that
-    // when serving ends on an output failure (the reader still blocked in a read nobody can
-    // interrupt) the executor is dropped by the reader at EOF, not joined here.
+    // The writer, and the reader (which may hand its role to further workers, up to
+    // `max_threads` of them). The reading jobs hold the executor too, so that when serving
+    // ends on an output failure (the reader still blocked in a read nobody can interrupt) the
+    // executor is dropped by the last reader at EOF, not joined here.
     let executor = Arc::new(
         Executor::builder()
             .name("mcp-stdio")
-            .max_threads(2)
+            .max_threads(config.max_threads.saturating_add(1))
             .queue(1)
             .build()
             .map_err(Error::Io)?,
     );
     let outbound = Arc::new(StdioOutbound::new(queue_tx, Arc::clone(&shared_out)));
-    let session = service.open(SessionInfo::new(TransportKind::Stdio), outbound.clone());
+    let session = service.open(
+        SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
+        outbound.clone(),
+    );
 
     {
         let shared_out = Arc::clone(&shared_out);
@@ -210,26 +232,22 @@ where
         }
     }
     {
-        let reader = MessageReader::new(BufReader::with_capacity(64 * 1024, input))
-            .with_max_line_len(config.max_line_len)
-            .with_batches(config.allow_batches);
-        let reading = Reading {
-            output: Arc::clone(&shared_out),
-            session: session.clone(),
-            outbound: Arc::downgrade(&(outbound.clone() as Arc<dyn Outbound>)),
-            stopped: stopped.clone(),
+        let role = Role {
+            reader: MessageReader::new(BufReader::with_capacity(64 * 1024, input))
+                .with_max_line_len(config.max_line_len)
+                .with_batches(config.allow_batches),
+            done: DoneSignal::new(done_tx.clone(), Side::Reader),
         };
-        let done = DoneSignal::new(done_tx, Side::Reader);
-        let keep = Arc::clone(&executor);
-        let started = executor.try_execute(move || {
-            let _executor = keep;
-            // Declared after the executor's handle, so dropped before it even on a panic: the
-            // report must reach `serve_on` before this thread may join the writer, which
-            // waits for `serve_on`'s shutdown signal.
-            let done = done;
-            let r = reading.run(reader);
-            done.finish(r);
-        });
+        let reading = Reading::new(
+            Arc::clone(&shared_out),
+            session.clone(),
+            Arc::downgrade(&(outbound.clone() as Arc<dyn Outbound>)),
+            stopped.clone(),
+            Arc::clone(&executor),
+            DoneSignal::new(done_tx, Side::Reader),
+        );
+        outbound.set_hand_off(Arc::downgrade(&(reading.clone() as Arc<dyn HandOff>)));
+        let started = executor.try_execute(move || reading.run(role));
         if let Err(e) = started {
             stopped.store(true, Ordering::Release);
             session.close();
@@ -251,11 +269,17 @@ where
             drop(session);
             drop(outbound);
             let _ = shutdown_tx.send(());
-            let write_result = match done_rx.recv() {
-                Ok((_, e)) => e.into_result("mcp-stdio-writer"),
-                Err(_) => Err(Error::ThreadPanicked {
-                    thread: "mcp-stdio-writer",
-                }),
+            // A panic may be reported twice (by the panicking reader and by its role).
+            let write_result = loop {
+                match done_rx.recv() {
+                    Ok((Side::Writer, e)) => break e.into_result("mcp-stdio-writer"),
+                    Ok((Side::Reader, _)) => {}
+                    Err(_) => {
+                        break Err(Error::ThreadPanicked {
+                            thread: "mcp-stdio-writer",
+                        });
+                    }
+                }
             };
             read_result.and(write_result)
         }
@@ -271,75 +295,14 @@ where
     }
 }
 
-/// What the reading job needs.
-struct Reading {
-    output: Arc<SharedOutput>,
-    session: Arc<dyn Session>,
-    /// Weak: the writer's drain at shutdown ends once the service lets go of its outbound,
-    /// and the reader (which may outlive `serve_on` after an output failure) must not keep it
-    /// alive.
-    outbound: Weak<dyn Outbound>,
-    stopped: Arc<AtomicBool>,
-}
-
-impl Reading {
-    /// Reads messages and hands each to the session, until EOF, a read error, or the end of
-    /// serving. While more input is already buffered, answers are written without a flush
-    /// (a burst costs one write system call); the flush comes before the next wait for input.
-    fn run<R: Read>(&self, mut reader: MessageReader<BufReader<R>>) -> io::Result<()> {
-        let result = self.read_all(&mut reader);
-        // Nothing may stay held back once reading ends.
-        self.output.end_burst();
-        result
-    }
-
-    fn read_all<R: Read>(&self, reader: &mut MessageReader<BufReader<R>>) -> io::Result<()> {
-        loop {
-            if !reader.has_buffered() {
-                // About to wait for input: answers held back until now go out.
-                self.output.end_burst();
-            }
-            let msg = match reader.read_message() {
-                None => return Ok(()),
-                Some(_) if self.stopped.load(Ordering::Acquire) => return Ok(()),
-                Some(Err(FrameError::Io(e))) => return Err(e),
-                Some(Err(e)) => {
-                    match &e {
-                        FrameError::Decode(d) if d.is_notification() => {
-                            log::warn!("stdio input: dropped an invalid notification: {d}");
-                        }
-                        _ => log::warn!("stdio input: {e}"),
-                    }
-                    // None for an invalid notification: it is never answered.
-                    if let Some(resp) = e.to_response() {
-                        let sent = self.outbound.upgrade().map(|o| o.send(resp, None));
-                        if !matches!(sent, Some(Ok(()))) {
-                            return Ok(());
-                        }
-                    }
-                    continue;
-                }
-                Some(Ok(msg)) => msg,
-            };
-            if reader.has_buffered() {
-                self.output.begin_burst();
-            } else {
-                // The last message at hand: what is held back goes out before `handle`.
-                self.output.end_burst();
-            }
-            self.session.handle(msg);
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
-enum Side {
+pub(crate) enum Side {
     Reader,
     Writer,
 }
 
 /// How a job ended.
-enum Ended {
+pub(crate) enum Ended {
     Done(io::Result<()>),
     Panicked,
 }
@@ -354,7 +317,7 @@ impl Ended {
 }
 
 /// Reports a job's end from its destructor, so a panic (caught by the executor) reports too.
-struct DoneSignal {
+pub(crate) struct DoneSignal {
     tx: Sender<(Side, Ended)>,
     side: Side,
     result: Option<io::Result<()>>,
@@ -369,8 +332,14 @@ impl DoneSignal {
         }
     }
 
-    fn finish(mut self, r: io::Result<()>) {
+    /// The job ended with `r`.
+    pub(crate) fn finish(mut self, r: io::Result<()>) {
         self.result = Some(r);
+    }
+
+    /// A panic, reported while the signal itself lives on.
+    pub(crate) fn report_panic(&self) {
+        let _ = self.tx.try_send((self.side, Ended::Panicked));
     }
 }
 

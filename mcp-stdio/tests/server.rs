@@ -125,6 +125,8 @@ impl Session for EchoSession {
             }
             "panic" => panic!("the session panicked on purpose"),
             "wait" => {
+                // Announced, so the transport reads on in another thread meanwhile.
+                out.will_block();
                 let released = self.probe.release_rx.recv_timeout(WAIT).is_ok();
                 let _ = out.send(
                     Response::new(r.id.clone(), &serde_json::json!({ "released": released }))
@@ -439,8 +441,7 @@ fn each_senders_messages_keep_their_order() {
 }
 
 #[test]
-fn the_session_is_told_that_handle_must_not_block() {
-    // The reader runs `handle`: a service runs slow work elsewhere (the kit on its executor).
+fn the_session_declares_that_handle_may_block() {
     struct Check(Sender<bool>);
     struct Nothing;
     impl Session for Nothing {
@@ -457,7 +458,54 @@ fn the_session_is_told_that_handle_must_not_block() {
     let (tx, rx) = bounded(1);
     drop(a);
     serve_on(b.try_clone().unwrap(), b, Check(tx), &Config::default()).unwrap();
-    assert_eq!(rx.recv_timeout(WAIT), Ok(false));
+    assert_eq!(rx.recv_timeout(WAIT), Ok(true));
+}
+
+#[test]
+fn a_blocked_handle_does_not_stop_the_reading() {
+    let mut h = start(Config::default(), false, false);
+    // `wait` announces its block and blocks inside handle; another thread must take over
+    // the reading for the
+    // `echo` and the `release` behind it to be answered at all.
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"wait"}"#);
+    h.echo(2, "meanwhile");
+    let m = h.read().unwrap();
+    assert_eq!(m.id(), Some(&RequestId::Number(2)), "{m:?}");
+    h.send_line(r#"{"jsonrpc":"2.0","id":3,"method":"release"}"#);
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let m = h.read().unwrap();
+        answers.push((m.id().cloned(), serde_json::to_value(&m).unwrap()));
+    }
+    answers.sort_by_key(|(id, _)| format!("{id:?}"));
+    assert_eq!(answers[0].0, Some(RequestId::Number(1)));
+    assert_eq!(answers[0].1["result"]["released"], true);
+    assert_eq!(answers[1].0, Some(RequestId::Number(3)));
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn blocked_handles_are_bounded_by_max_threads() {
+    // Two threads at most: one blocked in `wait`, one more that takes over the reading and
+    // blocks in the second `wait`; nothing reads the third line until one returns.
+    let mut h = start(Config::builder().max_threads(2).build(), false, false);
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"wait"}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"wait"}"#);
+    h.echo(3, "late");
+    // Releasing one lets its thread read on: the echo is answered after it.
+    h.probe.release_tx.send(()).unwrap();
+    let first = h.read().unwrap();
+    assert!(
+        matches!(first.id(), Some(RequestId::Number(1 | 2))),
+        "a released wait answers first: {first:?}"
+    );
+    let second = h.read().unwrap();
+    assert_eq!(second.id(), Some(&RequestId::Number(3)), "{second:?}");
+    h.probe.release_tx.send(()).unwrap();
+    assert!(h.read().is_some());
+    h.eof();
+    h.result().unwrap();
 }
 
 #[test]

@@ -1,10 +1,10 @@
-//! One connection, on a thread of its own: read a request, hand it to the transport core, write
+//! One connection, on a worker of the server's connection executor: read a request, hand it to the transport core, write
 //! the answer, and go on while the connection may carry another request.
 //!
 //! The core may run the request's handler right here, inside `handle_inline`. When the answer
 //! must start before the handler is done (a progress notification, a question to the client,
 //! a handler slower than the JSON window), the core calls the handoff, which writes the answer
-//! from a thread of its own; this thread then waits for that answer to be written before it
+//! from a job on the server's answer executor; this thread then waits for that answer to be written before it
 //! reads the connection's next request, so answers keep the order of their requests.
 
 use std::io::{self, BufReader, Read, Write};
@@ -12,7 +12,6 @@ use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Sender, bounded};
@@ -186,20 +185,17 @@ pub(super) fn serve(
         let handed = Arc::new(AtomicBool::new(false));
         let handoff: Handoff = {
             let (sock, handed, token) = (sock.clone(), handed.clone(), token.clone());
+            let answers = Arc::clone(shared);
             Box::new(move |d: Deferred| {
                 handed.store(true, Ordering::SeqCst);
-                let spawned =
-                    thread::Builder::new()
-                        .name("mcp-http-answer".into())
-                        .spawn(move || {
-                            let _token = token;
-                            let after =
-                                write_response(&mut sock.clone(), d.run(), wants_more, http10);
-                            let _ = done_tx.send(after);
-                        });
-                if let Err(e) = spawned {
+                let started = answers.answers.execute(move || {
+                    let _token = token;
+                    let after = write_response(&mut sock.clone(), d.run(), wants_more, http10);
+                    let _ = done_tx.send(after);
+                });
+                if let Err(e) = started {
                     // The answer is dropped: its connection closes below.
-                    log::error!("cannot start a thread to write an answer: {e}");
+                    log::error!("cannot write an answer from another thread: {e}");
                 }
             })
         };

@@ -1,6 +1,9 @@
 //! The HTTP server: a listening socket, an accept loop, and one thread per connection (up to
 //! [`HttpServerBuilder::max_connections`]) that reads its requests ([`parse`]), hands each to
-//! the transport core ([`conn`]) and writes the answers ([`write`]).
+//! the transport core ([`conn`]) and writes the answers ([`write`]). The threads come from
+//! `mcp_core::executor`: a connection is a long job on an idle or new worker (refused with 503
+//! when `max_connections` are busy), and an answer that starts before its handler is done is
+//! written by a job of a second executor; idle workers end after 1 s.
 //!
 //! Why our own connection layer and not tiny_http's (which this server used before): tiny_http
 //! 0.12 hands connections to a thread pool that can lose a wake-up in a burst, leaving a new
@@ -9,7 +12,7 @@
 //! it buffers a header line without limit; it aborts the process when it drains an unread body
 //! whose declared length cannot be allocated; and it sets no socket timeouts. Each of these was
 //! a documented risk. Here:
-//! - every accepted connection gets its thread at once (no queue to strand it in), and beyond
+//! - every accepted connection gets a thread at once (no queue to strand it in), and beyond
 //!   the connection cap it is refused with 503 right away;
 //! - heads are read in bounded memory; bodies only as far as the core asks, and an unread rest
 //!   is drained (up to 64 KiB) or the connection closes;
@@ -33,12 +36,17 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use mcp_core::executor::{Executor, Reason};
 use mcp_core::service::Service;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::Error;
 use crate::server::config::HttpConfig;
 use crate::server::streamable::{StreamableHttp, Sweeper};
+
+/// How long a connection or answer thread waits for new work before it ends: a burst of
+/// connections leaves threads ready for the next one, and an idle server gives them back.
+const IDLE_THREAD_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Builds an [`HttpServer`].
 #[must_use]
@@ -182,6 +190,20 @@ impl HttpServer {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             none_in_flight: idle_tx,
+            connections: Executor::builder()
+                .name("mcp-http-conn")
+                .max_threads(self.max_connections)
+                .queue(1)
+                .idle_timeout(IDLE_THREAD_TIMEOUT)
+                .build()
+                .map_err(Error::Io)?,
+            answers: Executor::builder()
+                .name("mcp-http-answer")
+                .max_threads(self.max_connections)
+                .queue(1)
+                .idle_timeout(IDLE_THREAD_TIMEOUT)
+                .build()
+                .map_err(Error::Io)?,
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
         let listener = self.listener.try_clone().map_err(Error::Io)?;
@@ -236,6 +258,11 @@ pub(super) struct Shared {
     next_conn: AtomicU64,
     /// Told when the last request in flight ends during a shutdown.
     none_in_flight: Sender<()>,
+    /// Runs the connections, one long job each, up to `max_connections`.
+    connections: Executor,
+    /// Runs the answers that start before their handler is done (see `answer::escape`); at
+    /// most one per connection.
+    pub(super) answers: Executor,
 }
 
 impl Shared {
@@ -322,14 +349,16 @@ fn admit(shared: &Arc<Shared>, s: TcpStream, peer: SocketAddr, token: &Sender<()
         );
     }
     let (s2, t2) = (shared.clone(), token.clone());
-    let spawned = thread::Builder::new()
-        .name("mcp-http-conn".into())
-        .spawn(move || {
-            let _registered = Registered { shared: &s2, id };
-            conn::serve(&s2, conn::Socket(sock), peer, &state, &t2);
-        });
-    if let Err(e) = spawned {
-        log::error!("cannot start a connection thread: {e}");
+    // A connection is a long job: it gets an idle worker or a new one, never a queue (a
+    // refusal instead, at the cap, like the registry's own check above).
+    let started = shared.connections.try_execute(move || {
+        let _registered = Registered { shared: &s2, id };
+        conn::serve(&s2, conn::Socket(sock), peer, &state, &t2);
+    });
+    if let Err(e) = started {
+        if !matches!(e.reason(), Reason::Saturated) {
+            log::error!("cannot serve a connection: {e}");
+        }
         if let Some(c) = lock(&shared.conns).remove(&id) {
             refuse(&c.sock);
         }
