@@ -31,6 +31,8 @@ use crate::error::Error;
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
+    /// The handler is about to block: the transport keeps reading elsewhere.
+    fn will_block(&self);
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>);
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value);
     /// Keeps a request state in the session (when states cannot be sealed); returns its handle.
@@ -176,6 +178,9 @@ impl Context {
         if self.is_cancelled() {
             return true;
         }
+        // Only a reader can deliver the cancellation: a quick handler running on the stdio
+        // reader hands the reading over before it waits.
+        self.call.link.will_block();
         match self.call.cancel.receiver.recv_timeout(timeout) {
             // Nothing is ever sent: only the disconnection at cancel ends the wait early.
             Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
@@ -197,6 +202,8 @@ impl Context {
     /// # }
     /// ```
     pub fn cancelled_signal(&self) -> Receiver<()> {
+        // The caller is about to wait on it (see `wait_cancelled`).
+        self.call.link.will_block();
         self.call.cancel.receiver.clone()
     }
 

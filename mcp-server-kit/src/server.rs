@@ -177,6 +177,19 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares every handler of this server quick: it returns promptly and blocks only in the
+    /// [`Context`](crate::Context)'s own waits (the client's answer to sampling, elicitation or
+    /// roots; [`Context::wait_cancelled`](crate::Context::wait_cancelled)). Where the transport
+    /// lets handlers run on its own thread (stdio, `HttpServer`), they then run there with
+    /// no hand-off at all; the Context's waits still hand the stdio reading to another thread
+    /// at the moment they block. Default false: before a handler runs, the stdio reading goes
+    /// to another thread (one wake-up per call), so a handler that sleeps or does slow I/O can
+    /// never stop `ping` or cancellation. Only turn it on when no handler blocks otherwise.
+    pub fn quick_handlers(mut self, quick: bool) -> Self {
+        self.config.quick_handlers = quick;
+        self
+    }
+
     /// Requests that may wait for a free handler thread before the transport is back-pressured
     /// (default 256).
     pub fn queue(mut self, n: usize) -> Self {

@@ -193,8 +193,10 @@ impl KitSession {
             // User code may block: the transport keeps reading elsewhere once told (stdio
             // hands its reading to another thread), and the handler runs right here, with no
             // hand-off to a worker on the answer's path.
-            if let Some(out) = self.outbound() {
-                out.will_block();
+            if !self.shared.config.quick_handlers {
+                if let Some(out) = self.outbound() {
+                    out.will_block();
+                }
             }
             job();
         } else if let Err(rejected) = self.shared.pool.execute(job) {
@@ -410,6 +412,12 @@ impl Session for KitSession {
 const STASH_LIMIT: usize = 64;
 
 impl Link for KitSession {
+    fn will_block(&self) {
+        if let Some(out) = self.outbound() {
+            out.will_block();
+        }
+    }
+
     fn stash(&self, payload: Vec<u8>) -> String {
         let mut st = self.state();
         let n = st.stash_next;
@@ -481,6 +489,9 @@ impl Link for KitSession {
             self.state().waiters.remove(&oid);
             return Err(Error::Cancelled);
         }
+        // Only a reader can deliver the answer: if this runs on the stdio reader (a quick
+        // handler), the reading goes to another thread now.
+        self.will_block();
         match rx.recv_timeout(timeout) {
             Ok(r) => r,
             Err(RecvTimeoutError::Timeout) => {

@@ -20,6 +20,9 @@ pub(crate) struct Config {
     pub(crate) page_size: usize,
     pub(crate) workers: usize,
     pub(crate) max_workers: usize,
+    /// Handlers are declared quick: run them on the transport's thread without handing its
+    /// reading over first (see `ServerBuilder::quick_handlers`).
+    pub(crate) quick_handlers: bool,
     pub(crate) queue: usize,
     pub(crate) client_request_timeout: Duration,
     pub(crate) cache_ttl: Duration,
@@ -36,6 +39,7 @@ impl Default for Config {
             // (handlers that block on I/O or on the client's answer), up to the maximum.
             workers: cores.clamp(1, 64),
             max_workers: 64,
+            quick_handlers: false,
             queue: 256,
             client_request_timeout: Duration::from_secs(60),
             cache_ttl: Duration::ZERO,

@@ -169,3 +169,70 @@ fn wait_cancelled_times_out_false_when_nobody_cancels() {
     assert_eq!(r["result"]["content"][0]["text"], "done");
     assert_eq!(rx.recv_timeout(WAIT), Ok(false));
 }
+
+/// Counts `will_block` calls, and hands every message to a channel.
+struct Announcing {
+    blocks: Mutex<std::sync::mpsc::Sender<&'static str>>,
+}
+
+impl Outbound for Announcing {
+    fn send(&self, _: Message, _: Option<&RequestId>) -> Result<(), Closed> {
+        Ok(())
+    }
+    fn will_block(&self) {
+        let _ = self.blocks.lock().unwrap().send("will_block");
+    }
+}
+
+/// Runs one `tools/call` inline (a transport that lets `handle` block) of the tool `make`
+/// builds around a sender, and returns what the handler and the outbound reported, in order.
+fn inline_call(
+    quick: bool,
+    make: impl FnOnce(std::sync::mpsc::Sender<&'static str>) -> Tool,
+) -> Vec<&'static str> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let server = Server::builder("t", "1")
+        .tool(make(tx.clone()))
+        .quick_handlers(quick)
+        .build()
+        .unwrap();
+    let out = Arc::new(Announcing {
+        blocks: Mutex::new(tx.clone()),
+    });
+    let s = server.open(
+        SessionInfo::new(TransportKind::Memory).with_blocking_handle(),
+        out,
+    );
+    let send = |v: Value| s.handle(decode(v.to_string().as_bytes()).unwrap());
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    tx.send("call").unwrap();
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "t"}}));
+    drop(tx);
+    // `handle` returned: the handler ran inline and everything it reported is in.
+    rx.try_iter().collect()
+}
+
+#[test]
+fn inline_handlers_announce_their_block_unless_declared_quick() {
+    for (quick, wait, expected) in [
+        (false, false, vec!["call", "will_block", "handler"]),
+        (true, false, vec!["call", "handler"]),
+        (true, true, vec!["call", "handler", "will_block"]),
+    ] {
+        let got = inline_call(quick, |tx| {
+            let tx = Mutex::new(tx);
+            Tool::new("t", move |_: NoArgs, ctx: &Context| {
+                tx.lock().unwrap().send("handler").unwrap();
+                if wait {
+                    ctx.wait_cancelled(Duration::from_millis(1));
+                }
+                Ok::<_, Error>("done")
+            })
+        });
+        assert_eq!(got, expected, "quick {quick}, wait {wait}");
+    }
+}

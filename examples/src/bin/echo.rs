@@ -18,6 +18,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Schema::object().property("message", Schema::string().description("Text to echo")),
             ),
         )
+        // The echo handler never blocks: it runs on the stdio reader with no hand-off.
+        .quick_handlers(true)
         .build()?;
     mcp_examples::serve(server, std::env::args().skip(1))?;
     Ok(())
