@@ -291,7 +291,10 @@ impl Executor {
                 // Cannot be full (claims never outnumber places); disconnected is shutdown.
                 Err(TrySendError::Full(j) | TrySendError::Disconnected(j)) => {
                     self.inner.idle.fetch_add(1, Ordering::SeqCst);
-                    Err(rejected(j.unwrap_or_else(|| Box::new(|| {})), Reason::ShutDown))
+                    Err(rejected(
+                        j.unwrap_or_else(|| Box::new(|| {})),
+                        Reason::ShutDown,
+                    ))
                 }
             };
         }
@@ -341,7 +344,9 @@ impl Inner {
     fn reserve_thread(&self) -> bool {
         let max = self.max_threads;
         self.threads
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < max).then_some(n + 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < max).then_some(n + 1)
+            })
             .is_ok()
     }
 
@@ -379,7 +384,9 @@ impl Inner {
     fn may_retire(&self) -> bool {
         let min = self.min_threads;
         self.threads
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n > min).then(|| n - 1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n > min).then(|| n - 1)
+            })
             .is_ok()
     }
 
@@ -604,7 +611,11 @@ mod tests {
 
     #[test]
     fn drop_runs_the_queue_and_joins_every_worker() {
-        let exec = Executor::builder().max_threads(3).queue(64).build().unwrap();
+        let exec = Executor::builder()
+            .max_threads(3)
+            .queue(64)
+            .build()
+            .unwrap();
         let (tx, rx) = unbounded();
         for i in 0..10_000u32 {
             let tx = tx.clone();

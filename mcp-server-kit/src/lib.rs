@@ -18,8 +18,10 @@
 //!    over the state every session shares (`shared`: registry, config, executor, sealer).
 //! 2. It hands each message to `Session::handle` (`session`), which steps `mcp-core`'s server
 //!    engine; the engine answers `initialize`, `ping` and the like itself, and passes on the rest.
-//! 3. Lists go straight to `dispatch`; calls to a handler first go to a worker of the executor
-//!    (or, where the transport gives each request a thread of its own, run right there).
+//! 3. Lists go straight to `dispatch`; calls to a handler go to a worker of the executor, or,
+//!    where the transport lets `handle` block, run right there after `Outbound::will_block`
+//!    (which stdio answers by handing its reading to another thread; skipped for handlers
+//!    declared quick with `ServerBuilder::quick_handlers`).
 //!    `dispatch` finds the tool, prompt, resource or completer and runs it under `catch_unwind`,
 //!    opening and sealing `requestState` with `request_state`.
 //! 4. The handler (`tool`, `resource`, `prompt`) gets a [`Context`] (`context`) for progress,

@@ -18,7 +18,6 @@ use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
 use crate::tool::Tool;
 
-
 /// How long a handler thread beyond `workers` waits for work before it ends.
 const IDLE_WORKER_TIMEOUT: Duration = Duration::from_secs(10);
 /// The open sessions, for what goes to all of them (list changes, resource updates).

@@ -99,8 +99,10 @@ fn start(tool: Tool) -> (Client, Receiver<Instant>) {
 }
 
 fn cancel(c: &mut Client, id: i64) {
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                  "params": {"requestId": id, "reason": "user"}}));
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": id, "reason": "user"}}),
+    );
 }
 
 #[test]
@@ -124,7 +126,10 @@ fn a_handler_waiting_on_its_cancellation_wakes_within_10ms_of_the_cancel() {
     let (cancelled, woke_at) = woke_rx.recv_timeout(WAIT).unwrap();
     assert!(cancelled, "wait_cancelled reports the cancellation");
     let after = woke_at.saturating_duration_since(read_at);
-    assert!(after < Duration::from_millis(10), "woke {after:?} after the cancel");
+    assert!(
+        after < Duration::from_millis(10),
+        "woke {after:?} after the cancel"
+    );
     assert_eq!(c.request(7, "ping", json!({}))["result"], json!({}));
 }
 
@@ -142,7 +147,9 @@ fn a_handler_selecting_on_its_cancellation_signal_wakes_on_cancel() {
             recv(signal) -> _ => true,
             default(Duration::from_secs(30)) => false,
         };
-        woke_tx.send((cancelled && ctx.is_cancelled(), Instant::now())).unwrap();
+        woke_tx
+            .send((cancelled && ctx.is_cancelled(), Instant::now()))
+            .unwrap();
         Ok::<_, Error>("not cancelled")
     });
     let (mut c, cancel_read) = start(tool);
@@ -154,14 +161,18 @@ fn a_handler_selecting_on_its_cancellation_signal_wakes_on_cancel() {
     let (cancelled, woke_at) = woke_rx.recv_timeout(WAIT).unwrap();
     assert!(cancelled, "the signal fired, and is_cancelled agrees");
     let after = woke_at.saturating_duration_since(read_at);
-    assert!(after < Duration::from_millis(10), "woke {after:?} after the cancel");
+    assert!(
+        after < Duration::from_millis(10),
+        "woke {after:?} after the cancel"
+    );
 }
 
 #[test]
 fn wait_cancelled_times_out_false_when_nobody_cancels() {
     let (tx, rx) = sync_channel::<bool>(1);
     let tool = Tool::new("short", move |_: NoArgs, ctx: &Context| {
-        tx.send(ctx.wait_cancelled(Duration::from_millis(1))).unwrap();
+        tx.send(ctx.wait_cancelled(Duration::from_millis(1)))
+            .unwrap();
         Ok::<_, Error>("done")
     });
     let (mut c, _) = start(tool);

@@ -23,9 +23,9 @@
 //!
 //! 1. [`serve_on`] (`server`) opens the service's session and starts a reader and a writer on
 //!    an executor (`mcp_core::executor`).
-//! 2. The reader reads a line with [`MessageReader`] and hands the message to
-//!    `Session::handle`, which returns quickly (the service runs slow work elsewhere: the kit
-//!    on its own executor), so `ping`, cancellations and answers are always read.
+//! 2. The reader (`reading`) reads a line with [`MessageReader`] and hands the
+//!    message to `Session::handle`; a session about to block there says so
+//!    (`Outbound::will_block`) and the reading goes on in another worker.
 //! 3. The session answers through its `Outbound` (`output`): written at once when nothing is
 //!    queued, else queued for the writer thread, both through [`MessageWriter`].
 //!

@@ -12,20 +12,21 @@
 //!                            [writer] ─► output (flushed when the queue runs dry)
 //! ```
 //!
-//! `Session::handle` runs on the reader and must return quickly: the session is not told
-//! `SessionInfo::handle_may_block`, so a service runs slow work on threads of its own (the kit
-//! runs its handlers on its executor) and the reader keeps reading `ping`, cancellations and the
-//! client's answers meanwhile. While more input is already buffered, every answer written
-//! directly is left unflushed until the reader is about to wait for input: one write system
-//! call per burst. The writer and the senders' direct writes are in the `output` module.
+//! `Session::handle` runs on the reader. The session is told `SessionInfo::handle_may_block`:
+//! before it blocks it calls `Outbound::will_block`, and the reader hands its role to another
+//! worker of the executor (the `reading` module), so `ping`, cancellations and the client's
+//! answers are read meanwhile; a quick request costs no hand-off at all. While more input is
+//! already buffered, every answer written directly is left unflushed until the reader is about
+//! to wait for input: one write system call per burst. The writer and the senders' direct
+//! writes are in the `output` module.
 //!
 //! The calling thread waits for either job to finish and then runs the shutdown: on input EOF
 //! it closes the session, lets the writer drain whatever the service still sends for a grace
 //! period, waits for the writer's end and returns `Ok(())`.
 
 use std::io::{self, BufReader, Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crossbeam_channel::{Sender, bounded};
@@ -257,9 +258,7 @@ where
     drop(executor);
 
     // Each job reports when it ends, even by panic; the first to end decides the path.
-    let (first, ended) = done_rx
-        .recv()
-        .unwrap_or((Side::Reader, Ended::Panicked));
+    let (first, ended) = done_rx.recv().unwrap_or((Side::Reader, Ended::Panicked));
     match first {
         Side::Reader => {
             let read_result = ended.into_result("mcp-stdio-reader");

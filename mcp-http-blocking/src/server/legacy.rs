@@ -5,10 +5,10 @@ use std::io::Read;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::{
     DecodeError, ErrorObject, Message, Payload as Incoming, RequestId, codes, decode_incoming,
 };
-use mcp_core::executor::Executor;
 use mcp_core::service::{SessionInfo, TransportKind};
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::Value;
