@@ -2,7 +2,7 @@
 //! `Read`/`Write` (tests use socket pairs).
 //!
 //! A reader, a writer and one bounded queue, both run as jobs of an
-//! [`Executor`](mcp_core::executor::Executor) (in the manner of `lsp-server`'s `Connection`):
+//! [`Executor`] (in the manner of `lsp-server`'s `Connection`):
 //!
 //! ```text
 //! input ─► [reader] ─► session.handle(msg)
