@@ -306,6 +306,9 @@ impl Executor {
             .map_err(|(e, job)| rejected(job, Reason::Spawn(e)))
     }
 
+    /// After a job went to the backlog: a worker may have gone idle, or retired and freed a
+    /// place, after the submitter last looked. Wake an idle one, or start one in that place.
+    /// (Pairs with the worker's own look at the backlog after it counts itself idle or out.)
     fn wake_for_backlog(&self) {
         if self.inner.claim_idle() {
             if let Some(d) = &self.direct {
@@ -313,6 +316,9 @@ impl Executor {
                     self.inner.idle.fetch_add(1, Ordering::SeqCst);
                 }
             }
+        } else if self.inner.reserve_thread() {
+            // If no thread can start, the queued job runs when a busy worker is done.
+            let _ = self.inner.start_worker(None);
         }
     }
 }
@@ -421,9 +427,12 @@ impl Inner {
                     // Un-count ourselves as idle; if a job claimed us, it is on its way.
                     if self.claim_idle() {
                         if self.may_retire() {
-                            #[cfg(test)]
-                            self.event(Event::Retired);
-                            return;
+                            // A job queued meanwhile found no place: take it after all.
+                            if self.backlog.is_empty() || !self.reserve_thread() {
+                                #[cfg(test)]
+                                self.event(Event::Retired);
+                                return;
+                            }
                         }
                     } else {
                         // Wait for the job that claimed us.
