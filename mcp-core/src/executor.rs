@@ -608,6 +608,9 @@ mod tests {
             started_rx.recv_timeout(SAFETY).unwrap();
         }
         assert_eq!(exec.threads(), 3);
+        // A worker may have come and gone before the jobs (the first one found the initial
+        // worker not idle yet); with all three busy now, nothing retires until the gate opens.
+        while events.try_recv().is_ok() {}
         drop(gate_tx);
         let mut retired = 0;
         while retired < 2 {
