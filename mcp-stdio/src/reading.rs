@@ -23,7 +23,7 @@ use mcp_core::service::{Outbound, Session};
 
 use crate::framing::{FrameError, MessageReader};
 use crate::output::SharedOutput;
-use crate::server::DoneSignal;
+use crate::server::{DoneSignal, PanicReport};
 
 /// The right to read the input; its `done` reports the end of reading (a panic too, when it
 /// is dropped unfinished).
@@ -64,7 +64,7 @@ pub(crate) struct Reading<R> {
     pub(crate) executor: Arc<Executor>,
     /// Reports a panic in `handle` (reading may go on in another thread, blocked on input;
     /// serving shuts down as for the end of input).
-    pub(crate) on_panic: DoneSignal,
+    pub(crate) on_panic: PanicReport,
     panicked: AtomicBool,
     me: Weak<Reading<R>>,
 }
@@ -76,7 +76,7 @@ impl<R: Read + Send + 'static> Reading<R> {
         outbound: Weak<dyn Outbound>,
         stopped: Arc<AtomicBool>,
         executor: Arc<Executor>,
-        on_panic: DoneSignal,
+        on_panic: PanicReport,
     ) -> Arc<Reading<R>> {
         Arc::new_cyclic(|me| Reading {
             slot: Mutex::new(None),

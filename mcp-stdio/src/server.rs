@@ -245,7 +245,7 @@ where
             Arc::downgrade(&(outbound.clone() as Arc<dyn Outbound>)),
             stopped.clone(),
             Arc::clone(&executor),
-            DoneSignal::new(done_tx, Side::Reader),
+            PanicReport(done_tx),
         );
         outbound.set_hand_off(Arc::downgrade(&(reading.clone() as Arc<dyn HandOff>)));
         let started = executor.try_execute(move || reading.run(role));
@@ -315,6 +315,15 @@ impl Ended {
     }
 }
 
+/// Reports a panic in `Session::handle` (unlike [`DoneSignal`], nothing when dropped).
+pub(crate) struct PanicReport(Sender<(Side, Ended)>);
+
+impl PanicReport {
+    pub(crate) fn report_panic(&self) {
+        let _ = self.0.try_send((Side::Reader, Ended::Panicked));
+    }
+}
+
 /// Reports a job's end from its destructor, so a panic (caught by the executor) reports too.
 pub(crate) struct DoneSignal {
     tx: Sender<(Side, Ended)>,
@@ -334,11 +343,6 @@ impl DoneSignal {
     /// The job ended with `r`.
     pub(crate) fn finish(mut self, r: io::Result<()>) {
         self.result = Some(r);
-    }
-
-    /// A panic, reported while the signal itself lives on.
-    pub(crate) fn report_panic(&self) {
-        let _ = self.tx.try_send((self.side, Ended::Panicked));
     }
 }
 
