@@ -20,14 +20,14 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use mcp_core::jsonrpc::RequestId;
 use mcp_core::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Implementation, ListRootsResult, LoggingLevel,
+    Implementation, ListRootsResult, LoggingLevel, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::error::Error;
+use crate::error::{BadAnswer, Error};
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
@@ -243,7 +243,7 @@ impl Context {
     /// `Peer` for an error answer.
     pub fn sample(&self, params: CreateMessageRequestParams) -> Result<CreateMessageResult, Error> {
         self.ask(
-            "sampling/createMessage",
+            methods::SAMPLING_CREATE_MESSAGE,
             "sampling",
             to_value(&params)?,
             None,
@@ -261,7 +261,7 @@ impl Context {
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, Error> {
         self.ask(
-            "sampling/createMessage",
+            methods::SAMPLING_CREATE_MESSAGE,
             "sampling",
             to_value(&params)?,
             Some(key),
@@ -296,7 +296,7 @@ impl Context {
         } else {
             "elicitation"
         };
-        self.ask("elicitation/create", cap, params, key)
+        self.ask(methods::ELICITATION_CREATE, cap, params, key)
     }
 
     /// Asks the client for its roots (`roots/list`).
@@ -304,7 +304,7 @@ impl Context {
     /// # Errors
     /// As [`Context::sample`]; the capability is `roots`.
     pub fn roots(&self) -> Result<ListRootsResult, Error> {
-        self.ask("roots/list", "roots", json!({}), None)
+        self.ask(methods::ROOTS_LIST, "roots", json!({}), None)
     }
 
     /// [`Context::roots`] under the input key `key` (see [`Context::sample_as`]).
@@ -312,7 +312,7 @@ impl Context {
     /// # Errors
     /// As [`Context::roots`].
     pub fn roots_as(&self, key: &str) -> Result<ListRootsResult, Error> {
-        self.ask("roots/list", "roots", json!({}), Some(key))
+        self.ask(methods::ROOTS_LIST, "roots", json!({}), Some(key))
     }
 
     fn ask<T: DeserializeOwned>(
@@ -334,16 +334,21 @@ impl Context {
                     self.call
                         .link
                         .request(&self.call, method, params, self.call.timeout)?;
-                serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()))
+                serde_json::from_value(answer).map_err(|e| {
+                    Error::BadAnswer(BadAnswer::decoding(format!("no {method} result"), e))
+                })
             }
             Era::Modern => {
                 let (key, answer) = self.input(method, params, key)?;
                 serde_json::from_value(answer).map_err(|e| {
-                    let why = format!("inputResponses[{key:?}] is no {method} result: {e}");
+                    let bad = BadAnswer::decoding(
+                        format!("inputResponses[{key:?}] is no {method} result"),
+                        e,
+                    );
                     if let Ok(mut inputs) = self.call.inputs.lock() {
-                        inputs.bad.get_or_insert((key, why.clone()));
+                        inputs.bad.get_or_insert((key, bad.to_string()));
                     }
-                    Error::BadAnswer(why)
+                    Error::BadAnswer(bad)
                 })
             }
         }
@@ -374,7 +379,7 @@ impl Context {
         }
         let mut request = Map::new();
         request.insert("method".into(), Value::from(method));
-        if method != "roots/list" || params.as_object().is_some_and(|o| !o.is_empty()) {
+        if method != methods::ROOTS_LIST || params.as_object().is_some_and(|o| !o.is_empty()) {
             request.insert("params".into(), params);
         }
         inputs.needed.insert(key, Value::Object(request));

@@ -1,7 +1,9 @@
 //! The kit's one error type, shared by handlers and by the server-to-client calls they make.
 
 use std::fmt;
+use std::sync::Arc;
 
+use mcp_core::engine::Refused;
 use mcp_core::jsonrpc::{ErrorObject, codes};
 
 /// What a handler (or a call it made back to the client) can fail with.
@@ -35,10 +37,93 @@ pub enum Error {
     /// The client answered a server-to-client request with an error.
     Peer(ErrorObject),
     /// The client's answer could not be read.
-    BadAnswer(String),
+    BadAnswer(BadAnswer),
+    /// The protocol forbids the server-to-client request in this session (the engine's
+    /// refusal: the wrong era, a revision that predates the method, ...).
+    Refused(Refused),
     /// The operation cannot be done in this configuration (a feature is off, or the
     /// transport cannot carry server-to-client requests).
     Unsupported(String),
+    /// The server could not start: the operating system refused a thread.
+    Start(StartError),
+}
+
+/// Why the client's answer to a server-to-client request could not be used: what was wrong,
+/// and the decoding error behind it when there is one ([`std::error::Error::source`]).
+#[derive(Debug, Clone)]
+pub struct BadAnswer {
+    what: String,
+    source: Option<Arc<serde_json::Error>>,
+}
+
+impl BadAnswer {
+    /// An answer that decoded but is not what was asked for.
+    pub(crate) fn new(what: impl Into<String>) -> BadAnswer {
+        BadAnswer {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// An answer whose JSON does not fit the expected result type.
+    pub(crate) fn decoding(what: impl Into<String>, source: serde_json::Error) -> BadAnswer {
+        BadAnswer {
+            what: what.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+}
+
+impl PartialEq for BadAnswer {
+    fn eq(&self, other: &BadAnswer) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl fmt::Display for BadAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.source {
+            Some(e) => write!(f, "{}: {e}", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
+}
+
+impl std::error::Error for BadAnswer {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// The operating system's refusal to start the server's threads; [`std::error::Error::source`]
+/// gives the `io::Error`.
+#[derive(Debug, Clone)]
+pub struct StartError(Arc<std::io::Error>);
+
+impl StartError {
+    pub(crate) fn new(e: std::io::Error) -> StartError {
+        StartError(Arc::new(e))
+    }
+}
+
+impl PartialEq for StartError {
+    fn eq(&self, other: &StartError) -> bool {
+        self.0.kind() == other.0.kind()
+    }
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot start the handler threads: {}", self.0)
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
 }
 
 impl Error {
@@ -96,12 +181,23 @@ impl fmt::Display for Error {
             Error::Cancelled => f.write_str("the request was cancelled"),
             Error::Peer(e) => write!(f, "the client answered with an error: {e}"),
             Error::BadAnswer(m) => write!(f, "the client's answer could not be read: {m}"),
+            Error::Refused(r) => write!(f, "the protocol does not allow it here: {r}"),
             Error::Unsupported(m) => write!(f, "not supported: {m}"),
+            Error::Start(e) => e.fmt(f),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::BadAnswer(e) => Some(e),
+            Error::Refused(e) => Some(e),
+            Error::Start(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<String> for Error {
     fn from(s: String) -> Error {
@@ -134,5 +230,22 @@ mod tests {
         let e = Error::ResourceNotFound("x://y".into());
         assert_eq!(e.to_error_object(false).code, -32002);
         assert_eq!(e.to_error_object(true).code, -32602);
+    }
+
+    #[test]
+    fn failures_keep_their_cause() {
+        use std::error::Error as _;
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        let e = Error::BadAnswer(BadAnswer::decoding("no roots/list result", json));
+        let cause = e
+            .source()
+            .and_then(|s| s.source())
+            .expect("the decoding error");
+        assert!(cause.is::<serde_json::Error>(), "{cause:?}");
+        let io = std::io::Error::new(std::io::ErrorKind::OutOfMemory, "no threads");
+        let e = Error::Start(StartError::new(io));
+        let cause = e.source().and_then(|s| s.source()).expect("the io error");
+        assert!(cause.is::<std::io::Error>(), "{cause:?}");
+        assert!(e.to_string().contains("no threads"), "{e}");
     }
 }

@@ -63,7 +63,7 @@ mod tool;
 pub mod uri_template;
 
 pub use context::Context;
-pub use error::Error;
+pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use resource::{Resource, ResourceTemplate, with_mime};
 pub use server::{Server, ServerBuilder};

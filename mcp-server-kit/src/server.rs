@@ -11,7 +11,7 @@ use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
 
-use crate::error::Error;
+use crate::error::{Error, StartError};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
@@ -249,7 +249,7 @@ impl ServerBuilder {
             .queue(self.config.queue)
             .idle_timeout(IDLE_WORKER_TIMEOUT)
             .build()
-            .map_err(|e| Error::Unsupported(format!("cannot start handler threads: {e}")))?;
+            .map_err(|e| Error::Start(StartError::new(e)))?;
         Ok(Server {
             shared: Arc::new(Shared::new(engine_config, self.config, self.registry, pool)),
             sessions: Arc::default(),

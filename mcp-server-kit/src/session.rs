@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::context::{Call, Cancel, Context, Inputs, Link};
 use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
-use crate::error::Error;
+use crate::error::{BadAnswer, Error};
 use crate::shared::Shared;
 
 type Waiter = SyncSender<Result<Value, Error>>;
@@ -362,12 +362,13 @@ impl Session for KitSession {
                 if let Some((_, w)) = waiter {
                     let r = match a.outcome {
                         EngineOutcome::Complete(raw) | EngineOutcome::Other { result: raw, .. } => {
-                            serde_json::from_str(raw.get())
-                                .map_err(|e| Error::BadAnswer(e.to_string()))
+                            serde_json::from_str(raw.get()).map_err(|e| {
+                                Error::BadAnswer(BadAnswer::decoding("not a result", e))
+                            })
                         }
-                        EngineOutcome::InputRequired(_) => Err(Error::BadAnswer(
-                            "the client answered with input_required".into(),
-                        )),
+                        EngineOutcome::InputRequired(_) => Err(Error::BadAnswer(BadAnswer::new(
+                            "the client answered with input_required",
+                        ))),
                         EngineOutcome::Error(e) => Err(Error::Peer(e)),
                     };
                     let _ = w.try_send(r);
@@ -512,7 +513,7 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
     use mcp_core::engine::Refused as R;
     match r {
         R::MissingCapability { capability, .. } => Error::MissingCapability(capability),
-        other => Error::Unsupported(format!("{other}")),
+        other => Error::Refused(other),
     }
 }
 

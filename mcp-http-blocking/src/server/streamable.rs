@@ -11,6 +11,7 @@ use mcp_core::jsonrpc::{
     DecodeError, ErrorObject, Message, Payload as Incoming, codes, decode_incoming,
 };
 use mcp_core::service::Service;
+use mcp_core::types::methods;
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
@@ -376,8 +377,7 @@ impl StreamableHttp {
             Incoming::Single(Message::Request(r)) => Some(r.id.clone()),
             _ => None,
         };
-        let is_init =
-            matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == "initialize");
+        let is_init = matches!(&incoming, Incoming::Single(Message::Request(r)) if r.method == methods::INITIALIZE);
         let parsed = header_version.map(|v| (v, ProtocolVersion::parse(v)));
         if let Some((v, None)) = parsed {
             return Reply::Now(unsupported_version(
@@ -395,7 +395,7 @@ impl StreamableHttp {
             return Reply::Now(HttpResponse::rpc_error(
                 404,
                 rid,
-                ErrorObject::method_not_found("initialize").with_data(
+                ErrorObject::method_not_found(methods::INITIALIZE).with_data(
                     serde_json::json!({ "hint": "2026-07-28 begins with server/discover" }),
                 ),
             ));
