@@ -912,3 +912,16 @@ fn stdin_eof_ends_the_process_with_success() {
     let status = c.close();
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn without_the_manual_clock_the_timers_announce_the_dynamic_tool() {
+    // The default clock is the one every other client sees (the interop tours wait for it):
+    // the dynamic tool appears about 2 s after start.
+    let mut c = Client::legacy_full();
+    let n = c.wait_for("tools/list_changed", TIMEOUT, |m| {
+        has_method(m, "notifications/tools/list_changed")
+    });
+    assert!(n.get("id").is_none());
+    let r = c.call_tool("test_dynamic_tool", json!({}));
+    assert_eq!(only_text(&r), "This tool was added at run time");
+}

@@ -477,7 +477,6 @@ impl Drop for Executor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossbeam_channel::unbounded;
 
     const SAFETY: Duration = Duration::from_secs(10);
 
@@ -485,7 +484,7 @@ mod tests {
     fn a_job_runs_beside_a_blocked_one_on_a_new_worker() {
         let exec = Executor::builder().max_threads(4).build().unwrap();
         let (gate_tx, gate_rx) = bounded::<()>(0);
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         let t1 = tx.clone();
         exec.execute(move || {
             t1.send("blocked").unwrap();
@@ -503,7 +502,7 @@ mod tests {
 
     fn watched(b: ExecutorBuilder) -> (Executor, crossbeam_channel::Receiver<Event>) {
         let exec = b.build().unwrap();
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         *exec.inner.events.lock().unwrap() = Some(tx);
         (exec, rx)
     }
@@ -511,7 +510,7 @@ mod tests {
     #[test]
     fn an_idle_worker_is_reused_rather_than_a_new_one_started() {
         let (exec, events) = watched(Executor::builder().max_threads(8));
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         for i in 0..50 {
             let tx = tx.clone();
             exec.execute(move || tx.send(i).unwrap()).unwrap();
@@ -525,7 +524,7 @@ mod tests {
     fn at_the_maximum_try_execute_refuses_and_execute_queues() {
         let exec = Executor::builder().max_threads(2).queue(4).build().unwrap();
         let (gate_tx, gate_rx) = bounded::<()>(0);
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         for _ in 0..2 {
             let (g, t) = (gate_rx.clone(), tx.clone());
             exec.execute(move || {
@@ -550,7 +549,7 @@ mod tests {
     fn a_full_queue_blocks_the_submitter_until_a_worker_frees() {
         let exec = Arc::new(Executor::builder().max_threads(1).queue(1).build().unwrap());
         let (gate_tx, gate_rx) = bounded::<()>(0);
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         let t = tx.clone();
         exec.execute(move || {
             t.send("running").unwrap();
@@ -561,15 +560,26 @@ mod tests {
         let t = tx.clone();
         exec.execute(move || t.send("first queued").unwrap())
             .unwrap();
-        // The queue is full now: the next submitter waits, on a thread of its own.
-        let (e2, t2) = (Arc::clone(&exec), tx.clone());
+        // The queue is full now: a job offered without waiting is refused...
+        let refused = exec.try_execute(|| {});
+        assert!(refused.is_err(), "a full queue took a job without waiting");
+        // ...and a submitter that may wait waits until the worker frees, on a thread of its
+        // own: it can only get through after the gate opened.
+        let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (e2, t2, o2) = (Arc::clone(&exec), tx.clone(), Arc::clone(&opened));
         let submitter = std::thread::spawn(move || {
             let t3 = t2.clone();
             e2.execute(move || t3.send("second queued").unwrap())
                 .unwrap();
-            t2.send("submitted").unwrap();
+            let after_the_gate = o2.load(std::sync::atomic::Ordering::SeqCst);
+            t2.send(if after_the_gate {
+                "submitted"
+            } else {
+                "submitted before the worker freed"
+            })
+            .unwrap();
         });
-        assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
+        opened.store(true, std::sync::atomic::Ordering::SeqCst);
         drop(gate_tx);
         let mut seen: Vec<&str> = (0..3).map(|_| rx.recv_timeout(SAFETY).unwrap()).collect();
         seen.sort_unstable();
@@ -580,7 +590,7 @@ mod tests {
     #[test]
     fn a_panicking_job_leaves_its_worker_alive() {
         let exec = Executor::builder().max_threads(1).build().unwrap();
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         exec.execute(|| panic!("a job panics")).unwrap();
         exec.execute(move || tx.send(()).unwrap()).unwrap();
         assert_eq!(rx.recv_timeout(SAFETY), Ok(()));
@@ -596,7 +606,7 @@ mod tests {
                 .idle_timeout(Duration::from_millis(1)),
         );
         let (gate_tx, gate_rx) = bounded::<()>(0);
-        let (started_tx, started_rx) = unbounded();
+        let (started_tx, started_rx) = bounded(64);
         // Three jobs that block together need three workers.
         for _ in 0..3 {
             let (g, s) = (gate_rx.clone(), started_tx.clone());
@@ -628,7 +638,8 @@ mod tests {
             .queue(64)
             .build()
             .unwrap();
-        let (tx, rx) = unbounded();
+        // Room for every answer: the jobs must never wait on the test.
+        let (tx, rx) = bounded(10_000);
         for i in 0..10_000u32 {
             let tx = tx.clone();
             exec.execute(move || tx.send(i).unwrap()).unwrap();
@@ -643,7 +654,7 @@ mod tests {
     #[test]
     fn dropping_the_last_handle_inside_a_job_does_not_join_itself() {
         let exec = Arc::new(Executor::builder().max_threads(1).build().unwrap());
-        let (tx, rx) = unbounded();
+        let (tx, rx) = bounded(64);
         let mine = Arc::clone(&exec);
         exec.execute(move || {
             drop(mine);

@@ -452,10 +452,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let manual = std::env::var_os(MANUAL_CLOCK).is_some_and(|v| v == "manual");
     let server = build(manual)?;
+    // Background activity: the dynamic tool appears after 2 s, and the watched resource
+    // changes every 3 s. A channel that is never sent to serves as a stoppable timer; its
+    // sender lives as long as `main`.
+    let (_stop, stop_rx) = sync_channel::<()>(0);
     if !manual {
-        // Background activity: the dynamic tool appears after 2 s, and the watched resource
-        // changes every 3 s. A channel that is never sent to serves as a stoppable timer.
-        let (_stop, stop_rx) = sync_channel::<()>(0);
         let bg = server.clone();
         std::thread::Builder::new()
             .name("everything-timers".into())
