@@ -132,15 +132,21 @@ fn input_responses_keep_what_fits_no_answer_type_for_the_server_to_judge() {
 }
 
 #[test]
-fn the_param_naming_a_target_is_name_or_uri_for_the_three_targeted_requests_only() {
+fn the_param_naming_a_target_is_name_uri_or_task_id_for_the_targeted_requests_only() {
     assert_eq!(methods::name_param(methods::TOOLS_CALL), Some("name"));
     assert_eq!(methods::name_param(methods::PROMPTS_GET), Some("name"));
     assert_eq!(methods::name_param(methods::RESOURCES_READ), Some("uri"));
+    for m in [methods::TASKS_GET, methods::TASKS_UPDATE, methods::TASKS_CANCEL] {
+        assert_eq!(methods::name_param(m), Some("taskId"), "{m}");
+    }
     for m in methods::ALL.iter().filter(|m| {
         ![
             methods::TOOLS_CALL,
             methods::PROMPTS_GET,
             methods::RESOURCES_READ,
+            methods::TASKS_GET,
+            methods::TASKS_UPDATE,
+            methods::TASKS_CANCEL,
         ]
         .contains(m)
     }) {

@@ -172,13 +172,16 @@ pub fn is_input_request(method: &str) -> bool {
 }
 
 /// The param that names a request's target, which 2026-07-28 HTTP mirrors in the `Mcp-Name`
-/// header: `name` for `tools/call` and `prompts/get`, `uri` for `resources/read`, `None` for
+/// header: `name` for `tools/call` and `prompts/get`, `uri` for `resources/read`, `taskId` for
+/// the tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel` (its routing headers,
+/// so an intermediary can send a task's requests to the instance that holds it), `None` for
 /// every other method. Kept here so the client that writes the header and the server that
 /// checks it cannot disagree.
 pub fn name_param(method: &str) -> Option<&'static str> {
     match method {
         TOOLS_CALL | PROMPTS_GET => Some("name"),
         RESOURCES_READ => Some("uri"),
+        TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => Some("taskId"),
         _ => None,
     }
 }

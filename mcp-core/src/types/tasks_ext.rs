@@ -15,6 +15,46 @@ use super::tasks::TaskStatus;
 /// The extension identifier, as a key of `capabilities.extensions`.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
 
+/// Whether a tool runs as a task. The extension leaves the choice to the server, per tool:
+/// the client never asks for a task, it only declares that it can follow one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum TaskSupport {
+    /// Always answered at once, never as a task (the default).
+    #[default]
+    Never,
+    /// A task when the request's client declared the extension, a plain answer otherwise.
+    Optional,
+    /// Only as a task: a client that did not declare the extension gets -32021
+    /// ([`missing_extension_error`]).
+    Required,
+}
+
+/// Whether a client's capabilities (an object, as sent) declare the tasks extension.
+pub fn declared_by(client_capabilities: &Value) -> bool {
+    client_capabilities
+        .get("extensions")
+        .and_then(|e| e.get(EXTENSION_ID))
+        .is_some_and(|v| !v.is_null())
+}
+
+/// The server's `capabilities.extensions` entry for the extension (an empty object: the
+/// extension has no settings yet).
+pub fn server_capability() -> Value {
+    Value::Object(Map::new())
+}
+
+/// -32021: the request can only be served as a task and the client did not declare the
+/// extension. `data.requiredCapabilities` names it, shaped like the client's capabilities.
+pub fn missing_extension_error() -> crate::jsonrpc::ErrorObject {
+    crate::jsonrpc::ErrorObject::new(
+        crate::jsonrpc::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("This request runs only as a task: declare the {EXTENSION_ID} extension"),
+    )
+    .with_data(serde_json::json!({
+        "requiredCapabilities": { "extensions": { EXTENSION_ID: {} } }
+    }))
+}
+
 /// A task, with the status-specific fields inlined (`DetailedTask`): `inputRequests` when
 /// `input_required`, `result` when `completed`, `error` when `failed`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,4 +174,29 @@ pub struct TaskStatusNotificationParams {
     /// The task.
     #[serde(flatten)]
     pub task: DetailedTask,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_extension_is_declared_only_by_a_non_null_entry_under_extensions() {
+        assert!(declared_by(&json!({"extensions": {EXTENSION_ID: {}}})));
+        assert!(!declared_by(&json!({"extensions": {EXTENSION_ID: null}})));
+        assert!(!declared_by(&json!({"extensions": {}})));
+        assert!(!declared_by(&json!({EXTENSION_ID: {}})));
+    }
+
+    #[test]
+    fn the_missing_extension_error_is_32021_naming_the_extension_like_capabilities() {
+        let e = missing_extension_error();
+        assert_eq!(e.code, -32021);
+        let data = e.data.expect("data");
+        assert_eq!(
+            data["requiredCapabilities"]["extensions"][EXTENSION_ID],
+            json!({})
+        );
+    }
 }

@@ -24,6 +24,8 @@ struct Head<'a> {
     name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
+    #[serde(rename = "taskId", borrow, default)]
+    task_id: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +57,7 @@ fn head<'a>(typed: Result<Head<'a>, serde_json::Error>, value: impl FnOnce() -> 
         }),
         name: text(v.get("name")),
         uri: text(v.get("uri")),
+        task_id: text(v.get("taskId")),
     }
 }
 
@@ -127,10 +130,10 @@ pub(crate) fn check_headers(
     }
     let name_key = methods::name_param(method);
     if let Some(key) = name_key {
-        let body_name = if key == "name" {
-            head.name.as_deref()
-        } else {
-            head.uri.as_deref()
+        let body_name = match key {
+            "name" => head.name.as_deref(),
+            "uri" => head.uri.as_deref(),
+            _ => head.task_id.as_deref(),
         };
         match req.header("Mcp-Name").map(decode_header_value) {
             Some(Some(h)) if Some(h.as_str()) == body_name => {}
