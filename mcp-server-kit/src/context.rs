@@ -18,9 +18,10 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use mcp_core::jsonrpc::RequestId;
+use mcp_core::types::tasks_ext;
 use mcp_core::types::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Implementation, ListRootsResult, LoggingLevel, methods,
+    CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Implementation, ListRootsResult, LoggingLevel, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
@@ -28,6 +29,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::error::{BadAnswer, Error};
+use crate::tool::IntoToolResult;
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
@@ -73,7 +75,7 @@ pub(crate) struct Cancel {
     fired: AtomicBool,
     /// Dropped when the cancellation fires: every receiver then reports disconnection.
     sender: Mutex<Option<Sender<()>>>,
-    receiver: Receiver<()>,
+    pub(crate) receiver: Receiver<()>,
 }
 
 impl Cancel {
@@ -114,7 +116,17 @@ pub(crate) struct Call {
     pub(crate) timeout: Duration,
     pub(crate) link: Arc<dyn Link>,
     pub(crate) inputs: Mutex<Inputs>,
+    /// The task this call runs as (tasks extension), whose input calls wait for `tasks/update`.
+    pub(crate) task: Option<Arc<crate::tasks::TaskRun>>,
+    /// Whether this is a `tools/call` (the only request that can continue as a task).
+    pub(crate) tool_call: bool,
+    /// What the handler left to run as a task ([`Context::continue_as_task`]).
+    pub(crate) continuation: Mutex<Option<Continuation>>,
 }
+
+/// The rest of a tool handler's work, run as a task.
+pub(crate) type Continuation =
+    Box<dyn FnOnce(&Context) -> Result<CallToolResult, Error> + Send + 'static>;
 
 /// What a handler knows about the request it serves, and how it talks back to the client.
 #[derive(Clone)]
@@ -205,6 +217,41 @@ impl Context {
         // The caller is about to wait on it (see `wait_cancelled`).
         self.call.link.will_block();
         self.call.cancel.receiver.clone()
+    }
+
+    /// Finishes a tool call as a task (the tasks extension): the kit answers the `tools/call`
+    /// with a task handle and runs `rest` on its executor, whose result becomes the task's.
+    /// For a tool that gathers input first (2026-07-28 input rounds, each answered at once)
+    /// and only then starts its long work: call the input methods, then return
+    /// `ctx.continue_as_task(move |ctx| ...)` from the handler. Declare such a tool with
+    /// [`Tool::task_started_by_handler`](crate::Tool::task_started_by_handler).
+    ///
+    /// Where no task can be made (a client that did not declare the extension, a revision
+    /// before 2026-07-28, a request that is not a tool call, a handler already running as a
+    /// task) `rest` runs right here and its result is the answer.
+    ///
+    /// # Errors
+    /// Those of `rest` when it runs here.
+    pub fn continue_as_task<R, F>(&self, rest: F) -> Result<CallToolResult, Error>
+    where
+        R: IntoToolResult,
+        F: FnOnce(&Context) -> Result<R, Error> + Send + 'static,
+    {
+        let possible = self.call.tool_call
+            && self.call.task.is_none()
+            && self.call.version.era() == Era::Modern
+            && tasks_ext::declared_by(&self.call.client_capabilities);
+        if !possible {
+            return rest(self).map(IntoToolResult::into_tool_result);
+        }
+        let cont: Continuation = Box::new(move |ctx| rest(ctx).map(IntoToolResult::into_tool_result));
+        *self
+            .call
+            .continuation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(cont);
+        // Replaced by the task handle: the kit sees the continuation when the handler returns.
+        Ok(CallToolResult::text("continued as a task"))
     }
 
     /// Reports progress, if the client asked for it (a `progressToken`); otherwise does
@@ -327,6 +374,12 @@ impl Context {
         }
         if !has_capability(&self.call.client_capabilities, cap) {
             return Err(Error::MissingCapability(cap.to_owned()));
+        }
+        if let Some(task) = &self.call.task {
+            // A task asks through its task: it shows the request as `input_required` and
+            // waits here for the answer `tasks/update` brings.
+            let answer = task.ask(&self.call, method, params, key)?;
+            return serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()));
         }
         match self.call.version.era() {
             Era::Legacy => {

@@ -151,6 +151,11 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// A tool's result as the answer for `version`.
+pub(crate) fn tool_result(result: &CallToolResult, version: ProtocolVersion) -> Outcome {
+    Outcome::from_result(result, version)
+}
+
 /// `tools/call`.
 pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context) -> Outcome {
     let version = ctx.protocol_version();
@@ -197,7 +202,19 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     // itself) and protocol errors before that.
     let validation_as_result = version >= ProtocolVersion::V2025_11_25;
     match outcome {
-        Ok(result) => Outcome::from_result(&result, version),
+        Ok(result) => {
+            let rest = ctx
+                .call
+                .continuation
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            match rest {
+                // The handler gathered its input and leaves the rest to a task.
+                Some(rest) => crate::tasks::runner::continue_as_task(shared, &ctx.call, rest),
+                None => Outcome::from_result(&result, version),
+            }
+        }
         Err(ToolFailure::BadArguments(msg)) => {
             if validation_as_result {
                 Outcome::from_result(

@@ -59,6 +59,7 @@ pub mod schema;
 mod server;
 mod session;
 mod shared;
+mod tasks;
 mod tool;
 pub mod uri_template;
 
@@ -67,6 +68,7 @@ pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use resource::{Resource, ResourceTemplate, with_mime};
 pub use server::{Server, ServerBuilder};
+pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{IntoToolResult, NoArgs, Tool};
 
 /// The protocol types handlers use, re-exported for convenience.

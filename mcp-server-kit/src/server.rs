@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
 use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
+use mcp_core::types::tasks_ext::{self, TaskSupport};
 use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
@@ -16,6 +17,7 @@ use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
+use crate::tasks::{DEFAULT_MAX_TASKS, TaskStore, Tasks};
 use crate::tool::Tool;
 
 /// How long a handler thread beyond `workers` waits for work before it ends.
@@ -77,6 +79,10 @@ pub struct ServerBuilder {
     completions: bool,
     versions: VersionSet,
     config: Config,
+    task_store: Option<Arc<dyn TaskStore>>,
+    max_tasks: usize,
+    task_ttl: Option<Duration>,
+    task_poll_interval: Duration,
 }
 
 impl ServerBuilder {
@@ -216,6 +222,37 @@ impl ServerBuilder {
         self
     }
 
+    /// Where tasks are kept (tasks extension; default: a [`MemoryTaskStore`](crate::MemoryTaskStore) holding at most
+    /// [`ServerBuilder::max_tasks`]). A store of your own can keep tasks across restarts or
+    /// share them between instances. Setting one advertises the extension even when no tool
+    /// declared task support at build time (for tools added later).
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// The cap of the default in-memory task store (default 1000): beyond it, a call that would
+    /// start a task is refused with an error saying so, until older tasks expire.
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.max_tasks = n.max(1);
+        self
+    }
+
+    /// How long a task is kept from its creation, result included (`ttlMs`; default one hour;
+    /// `None`: as long as the store lives). An input request inside a task waits at most this
+    /// long for its answer.
+    pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.task_ttl = ttl;
+        self
+    }
+
+    /// The polling interval suggested to clients with each task (`pollIntervalMs`; default
+    /// 500 ms).
+    pub fn task_poll_interval(mut self, d: Duration) -> Self {
+        self.task_poll_interval = d;
+        self
+    }
+
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors
@@ -233,7 +270,17 @@ impl ServerBuilder {
             self.registry.resources.iter().map(|r| r.def.uri.as_str()),
             "resource",
         )?;
-        let capabilities = capabilities(&self.registry, self.logging, self.completions);
+        let mut capabilities = capabilities(&self.registry, self.logging, self.completions);
+        let tasks = self.task_store.is_some()
+            || self
+                .registry
+                .tools
+                .iter()
+                .any(|t| t.task_support != TaskSupport::Never);
+        if tasks {
+            capabilities["extensions"] =
+                json!({ tasks_ext::EXTENSION_ID: tasks_ext::server_capability() });
+        }
         let mut engine_config =
             ServerConfig::builder(serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})))
                 .versions(self.versions)
@@ -251,7 +298,18 @@ impl ServerBuilder {
             .build()
             .map_err(|e| Error::Start(StartError::new(e)))?;
         Ok(Server {
-            shared: Arc::new(Shared::new(engine_config, self.config, self.registry, pool)),
+            shared: Arc::new(Shared::new(
+                engine_config,
+                self.config,
+                self.registry,
+                pool,
+                Tasks::new(
+                    self.task_store,
+                    self.max_tasks,
+                    self.task_ttl,
+                    self.task_poll_interval,
+                ),
+            )),
             sessions: Arc::default(),
         })
     }
@@ -325,6 +383,10 @@ impl Server {
             completions: false,
             versions: VersionSet::all(),
             config: Config::default(),
+            task_store: None,
+            max_tasks: DEFAULT_MAX_TASKS,
+            task_ttl: Some(Duration::from_secs(3600)),
+            task_poll_interval: Duration::from_millis(500),
         }
     }
 

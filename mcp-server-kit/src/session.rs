@@ -27,6 +27,7 @@ use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
 use crate::error::{BadAnswer, Error};
 use crate::shared::Shared;
+use crate::tasks::runner as tasks;
 
 type Waiter = SyncSender<Result<Value, Error>>;
 
@@ -130,7 +131,27 @@ impl KitSession {
             }
             ClientRequest::SubscriptionsListen(p) => self.listen(&rc, &p.notifications),
             ClientRequest::CallTool(p) => {
-                self.spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx))
+                let auth = self.info.auth.as_ref();
+                let headers = self.info.param_headers.as_ref();
+                match tasks::on_call(&self.shared, &rc, auth, headers, p) {
+                    tasks::Route::Answer(o) => self.finish(&rc.id, method, version, o),
+                    tasks::Route::Call(p) => self
+                        .spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx)),
+                }
+            }
+            // The tasks extension (2026-07-28); the experimental tasks of 2025-11-25 are not
+            // served (below).
+            ClientRequest::GetTask(p) if version.era() == Era::Modern => {
+                let o = tasks::get(&self.shared, &rc, self.info.auth.as_ref(), &p);
+                self.finish(&rc.id, method, version, o);
+            }
+            ClientRequest::CancelTask(p) if version.era() == Era::Modern => {
+                let o = tasks::cancel(&self.shared, &rc, self.info.auth.as_ref(), &p);
+                self.finish(&rc.id, method, version, o);
+            }
+            ClientRequest::UpdateTask(p) if version.era() == Era::Modern => {
+                let o = tasks::update(&self.shared, &rc, self.info.auth.as_ref(), p);
+                self.finish(&rc.id, method, version, o);
             }
             ClientRequest::GetPrompt(p) => {
                 self.spawn_handler(rc, method, move |s, ctx| dispatch::get_prompt(s, p, ctx))
@@ -141,8 +162,9 @@ impl KitSession {
             ClientRequest::Complete(p) => {
                 self.spawn_handler(rc, method, move |s, ctx| dispatch::complete(s, p, ctx))
             }
-            // The engine answers the lifecycle itself (these never reach here), and the kit
-            // runs no tasks: for it they are methods it does not have.
+            // The engine answers the lifecycle itself (these never reach here); `tasks/result`
+            // and `tasks/list` are gone from the tasks extension, and the legacy era's
+            // experimental tasks are not run: for the kit they are methods it does not have.
             ClientRequest::Initialize(_)
             | ClientRequest::Ping(_)
             | ClientRequest::Discover(_)
@@ -182,6 +204,9 @@ impl KitSession {
             timeout: self.shared.config.client_request_timeout,
             link,
             inputs: Mutex::new(Inputs::default()),
+            task: None,
+            tool_call: method == methods::TOOLS_CALL,
+            continuation: Mutex::new(None),
         });
         self.state().calls.insert(rc.id.clone(), Arc::clone(&call));
         let job: Box<dyn FnOnce() + Send> = Box::new(move || {

@@ -12,6 +12,7 @@ use crate::cursor::CursorCodec;
 use crate::prompt::Prompt;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
+use crate::tasks::Tasks;
 use crate::tool::Tool;
 
 /// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
@@ -67,6 +68,8 @@ pub(crate) struct Shared {
     pub(crate) pool: Executor,
     pub(crate) cursors: CursorCodec,
     pub(crate) sealer: Option<StateSealer>,
+    /// The tasks extension's tasks (store, settings, running handlers).
+    pub(crate) tasks: Arc<Tasks>,
 }
 
 impl Shared {
@@ -76,6 +79,7 @@ impl Shared {
         config: Config,
         registry: Registry,
         pool: Executor,
+        tasks: Tasks,
     ) -> Shared {
         Shared {
             engine_config,
@@ -84,6 +88,7 @@ impl Shared {
             pool,
             cursors: CursorCodec::new(),
             sealer: StateSealer::new(),
+            tasks: Arc::new(tasks),
         }
     }
 

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use mcp_core::types::tasks_ext::TaskSupport;
 use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -80,6 +81,9 @@ pub(crate) type ToolFn =
 pub struct Tool {
     pub(crate) def: ToolDef,
     pub(crate) handler: Arc<ToolFn>,
+    pub(crate) task_support: TaskSupport,
+    /// The handler starts the task itself ([`Context::continue_as_task`]).
+    pub(crate) task_by_handler: bool,
 }
 
 impl std::fmt::Debug for Tool {
@@ -109,6 +113,8 @@ impl Tool {
         Tool {
             def,
             handler: Arc::new(f),
+            task_support: TaskSupport::Never,
+            task_by_handler: false,
         }
     }
 
@@ -157,6 +163,34 @@ impl Tool {
     pub fn icon(mut self, icon: Icon) -> Tool {
         self.def.icons.get_or_insert_with(Vec::new).push(icon);
         self
+    }
+
+    /// Whether the tool runs as a task (the 2026-07-28 tasks extension; default
+    /// [`TaskSupport::Never`]). As a task, `tools/call` is answered at once with a task handle
+    /// and the same handler runs on the kit's executor; the client polls `tasks/get`. Inside
+    /// it, the [`Context`] works as usual: `elicit` and the other input calls move the task to
+    /// `input_required` until `tasks/update` answers, `is_cancelled` and `wait_cancelled` see
+    /// `tasks/cancel`, progress becomes the task's status message, and a panic ends the task
+    /// `failed`. [`TaskSupport::Optional`] runs a plain call for clients that did not declare
+    /// the extension; [`TaskSupport::Required`] refuses them with -32021. Before 2026-07-28
+    /// the tool always runs as a plain call.
+    pub fn task_support(mut self, support: TaskSupport) -> Tool {
+        self.task_support = support;
+        self
+    }
+
+    /// The handler decides when the call becomes a task, by returning
+    /// [`Context::continue_as_task`] (after the input rounds it answers at once): the kit does
+    /// not make the task up front. [`Tool::task_support`] still decides who may call it
+    /// (`Required`: only clients that declared the extension).
+    pub fn task_started_by_handler(mut self) -> Tool {
+        self.task_by_handler = true;
+        self
+    }
+
+    /// How the tool runs as a task (see [`Tool::task_support`]).
+    pub fn task_support_level(&self) -> TaskSupport {
+        self.task_support
     }
 
     /// Sets `_meta` on the definition.

@@ -1,0 +1,533 @@
+//! Running tasks: creating one for a `tools/call`, running its handler on the executor,
+//! answering `tasks/get`, `tasks/update` and `tasks/cancel`, and the handler's input waits.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use crossbeam_channel::{Sender, after, bounded, select};
+use mcp_core::engine::RequestContext;
+use mcp_core::jsonrpc::{ErrorObject, RequestId};
+use mcp_core::types::tasks_ext::{
+    self, DetailedTask, TaskResult, TaskSupport, UpdateTaskRequestParams,
+};
+use mcp_core::types::{
+    CallToolRequestParams, CallToolResult, InputRequest, TaskIdParams, InputResponse, LoggingLevel, ResultType, TaskStatus,
+};
+use mcp_core::version::{Era, ProtocolVersion};
+use serde_json::{Map, Value, json};
+
+use super::store::{MemoryTaskStore, TaskRecord, TaskStore};
+use super::time::{Ids, iso_now};
+use crate::context::{Call, Cancel, Context, Continuation, Inputs, Link};
+use crate::dispatch::{self, Outcome};
+use crate::error::Error;
+use crate::shared::Shared;
+
+/// The server's tasks: the store, the settings, and what only this process holds about the
+/// tasks it runs (each one's call, for its cancellation and input waits).
+pub(crate) struct Tasks {
+    pub(crate) store: Arc<dyn TaskStore>,
+    /// How long a task is kept from its creation (`ttlMs`); `None`: until the process ends.
+    pub(crate) ttl: Option<Duration>,
+    /// The polling interval suggested to clients (`pollIntervalMs`).
+    pub(crate) poll_interval: Duration,
+    /// Tasks whose handler runs in this process. Bounded by the store's cap: an entry exists
+    /// only for a task the store accepted, and goes when its handler returns.
+    running: Mutex<HashMap<String, Arc<Call>>>,
+    ids: Ids,
+}
+
+/// Default cap of the in-memory store.
+pub(crate) const DEFAULT_MAX_TASKS: usize = 1000;
+
+impl Tasks {
+    pub(crate) fn new(
+        store: Option<Arc<dyn TaskStore>>,
+        max_tasks: usize,
+        ttl: Option<Duration>,
+        poll_interval: Duration,
+    ) -> Tasks {
+        Tasks {
+            store: store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new(max_tasks))),
+            ttl,
+            poll_interval,
+            running: Mutex::new(HashMap::new()),
+            ids: Ids::new(),
+        }
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Call>>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What the session does with a `tools/call`.
+pub(crate) enum Route {
+    /// Answer this now (a task handle, or -32021).
+    Answer(Outcome),
+    /// Run the handler as an ordinary call.
+    Call(CallToolRequestParams),
+}
+
+/// The requester a task is bound to: the transport's authorization claims, when there are any.
+fn owner_of(auth: Option<&Value>) -> Option<String> {
+    auth.map(Value::to_string)
+}
+
+/// Decides how a `tools/call` runs: as a task when the tool supports tasks and the request's
+/// client declared the extension (2026-07-28 only), refused with -32021 when the tool runs
+/// only as a task and the client cannot follow one, as an ordinary call otherwise (also for a
+/// tool whose handler starts the task itself).
+pub(crate) fn on_call(
+    shared: &Arc<Shared>,
+    rc: &RequestContext,
+    auth: Option<&Value>,
+    param_headers: Option<&Vec<(String, String)>>,
+    p: CallToolRequestParams,
+) -> Route {
+    if rc.protocol_version.era() != Era::Modern {
+        return Route::Call(p);
+    }
+    let (support, by_handler) = shared
+        .registry()
+        .tools
+        .iter()
+        .find(|t| t.def.name == p.name)
+        .map_or((TaskSupport::Never, false), |t| {
+            (t.task_support, t.task_by_handler)
+        });
+    let declared = tasks_ext::declared_by(&rc.client_capabilities);
+    match (support, declared) {
+        (TaskSupport::Never, _) | (TaskSupport::Optional, false) => Route::Call(p),
+        (TaskSupport::Required, false) => {
+            Route::Answer(Outcome::Error(tasks_ext::missing_extension_error()))
+        }
+        (_, true) if by_handler => Route::Call(p),
+        (_, true) => {
+            let origin = Origin {
+                id: &rc.id,
+                version: rc.protocol_version,
+                client_info: rc.client_info.clone(),
+                client_capabilities: &rc.client_capabilities,
+                auth,
+                param_headers,
+            };
+            let me = Arc::clone(shared);
+            let work: Work = Box::new(move |ctx| dispatch::call_tool(&me, p, ctx));
+            Route::Answer(launch(shared, origin, work))
+        }
+    }
+}
+
+/// The request a task comes from: what its handler's `Context` reports about it.
+struct Origin<'a> {
+    id: &'a RequestId,
+    version: ProtocolVersion,
+    client_info: Option<Arc<Value>>,
+    client_capabilities: &'a Arc<Value>,
+    auth: Option<&'a Value>,
+    param_headers: Option<&'a Vec<(String, String)>>,
+}
+
+type Work = Box<dyn FnOnce(&Context) -> Outcome + Send + 'static>;
+
+/// A handler's continuation ([`Context::continue_as_task`]) becomes a task of its own; the
+/// `tools/call` it came from is answered with the handle.
+pub(crate) fn continue_as_task(shared: &Shared, from: &Call, rest: Continuation) -> Outcome {
+    let origin = Origin {
+        id: &from.id,
+        version: from.version,
+        client_info: from.client_info_raw.clone(),
+        client_capabilities: &from.client_capabilities,
+        auth: from.auth.as_ref(),
+        param_headers: from.param_headers.as_ref(),
+    };
+    let version = from.version;
+    launch(
+        shared,
+        origin,
+        Box::new(move |ctx| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rest(ctx)));
+            match r {
+                Err(_) => Outcome::Error(ErrorObject::internal("handler panicked")),
+                Ok(_) if ctx.is_cancelled() => Outcome::Nothing,
+                Ok(Ok(result)) => dispatch::tool_result(&result, version),
+                Ok(Err(Error::Cancelled)) => Outcome::Nothing,
+                Ok(Err(Error::Protocol(e))) => Outcome::Error(e),
+                Ok(Err(e)) => dispatch::tool_result(&CallToolResult::error(e.to_string()), version),
+            }
+        }),
+    )
+}
+
+/// Creates the task (in the store first, so a `tasks/get` right after the handle finds it),
+/// hands `work` to the executor, and returns the handle.
+fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
+    let tasks = &shared.tasks;
+    let id = tasks.ids.fresh();
+    let mut task = DetailedTask::working(
+        id.clone(),
+        iso_now(),
+        tasks.ttl.map(|d| d.as_millis() as u64),
+    );
+    task.poll_interval_ms = Some(tasks.poll_interval.as_millis().max(1) as u64);
+    let record = TaskRecord {
+        task: task.clone(),
+        owner: owner_of(origin.auth),
+    };
+    if let Err(e) = tasks.store.create(record, tasks.ttl) {
+        return Outcome::Error(ErrorObject::internal(e.to_string()));
+    }
+    let run = Arc::new(TaskRun {
+        id: id.clone(),
+        store: Arc::clone(&tasks.store),
+        waiters: Mutex::new(HashMap::new()),
+        next: AtomicUsize::new(0),
+        input_timeout: tasks.ttl.unwrap_or(Duration::from_secs(24 * 3600)),
+    });
+    let call = Arc::new(Call {
+        id: origin.id.clone(),
+        version: origin.version,
+        client_info_raw: origin.client_info,
+        client_info: OnceLock::new(),
+        client_capabilities: Arc::clone(origin.client_capabilities),
+        auth: origin.auth.cloned(),
+        param_headers: origin.param_headers.cloned(),
+        cancel: Cancel::new(),
+        timeout: shared.config.client_request_timeout,
+        link: Arc::new(TaskLink),
+        inputs: Mutex::new(Inputs::default()),
+        task: Some(run),
+        tool_call: true,
+        continuation: Mutex::new(None),
+    });
+    tasks.running().insert(id.clone(), Arc::clone(&call));
+    let owner = Arc::clone(tasks);
+    let job_id = id.clone();
+    let job: Box<dyn FnOnce() + Send> = Box::new(move || {
+        let ctx = Context { call };
+        let outcome = work(&ctx);
+        settle(&owner, &job_id, outcome);
+    });
+    if let Err(rejected) = shared.pool.execute(job) {
+        // Shutting down: the task cannot run, and says so.
+        drop(rejected);
+        settle(
+            tasks,
+            &id,
+            Outcome::Error(ErrorObject::internal("the server is shutting down")),
+        );
+    }
+    let handle = TaskResult {
+        result_type: ResultType::Task,
+        meta: None,
+        task,
+    };
+    match serde_json::to_value(&handle) {
+        Ok(v) => Outcome::Result(v),
+        Err(e) => Outcome::Error(ErrorObject::internal(e)),
+    }
+}
+
+/// Records a handler's outcome in its task, unless the task already ended (cancelled).
+fn settle(tasks: &Tasks, id: &str, outcome: Outcome) {
+    let now = iso_now();
+    let mut outcome = Some(outcome);
+    tasks.store.update(id, &mut |r| {
+        let Some(outcome) = outcome.take() else {
+            return;
+        };
+        if r.task.status.is_terminal() {
+            return;
+        }
+        r.task.input_requests = None;
+        r.task.last_updated_at.clone_from(&now);
+        match outcome {
+            Outcome::Result(v) => complete(&mut r.task, v),
+            Outcome::Raw(raw) => match serde_json::from_str(raw.get()) {
+                Ok(v) => complete(&mut r.task, v),
+                Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
+            },
+            Outcome::Error(e) => fail(&mut r.task, &e),
+            Outcome::Nothing => r.task.status = TaskStatus::Cancelled,
+        }
+    });
+    tasks.running().remove(id);
+}
+
+fn complete(task: &mut DetailedTask, v: Value) {
+    let mut result = match v {
+        Value::Object(m) => m,
+        other => {
+            let mut m = Map::new();
+            m.insert("value".into(), other);
+            m
+        }
+    };
+    // The task's own envelope says it is complete; the inlined result is the tool's.
+    result.remove("resultType");
+    task.status = TaskStatus::Completed;
+    task.result = Some(result);
+}
+
+fn fail(task: &mut DetailedTask, e: &ErrorObject) {
+    task.status = TaskStatus::Failed;
+    task.status_message = Some(e.message.clone());
+    task.error = match serde_json::to_value(e) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    };
+}
+
+/// The task a `tasks/*` request names, if the requester may see it. Another requester's task
+/// reads as unknown, so ids cannot be probed across requesters.
+fn find(tasks: &Tasks, id: &str, auth: Option<&Value>) -> Result<TaskRecord, ErrorObject> {
+    match tasks.store.get(id) {
+        Some(r) if r.owner == owner_of(auth) => Ok(r),
+        _ => Err(ErrorObject::invalid_params(format!("Unknown task: {id}"))),
+    }
+}
+
+/// Refuses a `tasks/*` request whose client did not declare the extension (-32021).
+fn gate(rc: &RequestContext) -> Result<(), ErrorObject> {
+    if tasks_ext::declared_by(&rc.client_capabilities) {
+        Ok(())
+    } else {
+        Err(tasks_ext::missing_extension_error())
+    }
+}
+
+fn ack() -> Outcome {
+    Outcome::Result(json!({ "resultType": "complete" }))
+}
+
+/// `tasks/get`: the task as it stands, with its result, error or input requests inlined.
+pub(crate) fn get(
+    shared: &Shared,
+    rc: &RequestContext,
+    auth: Option<&Value>,
+    p: &TaskIdParams,
+) -> Outcome {
+    let r = match gate(rc).and_then(|()| find(&shared.tasks, &p.task_id, auth)) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Error(e),
+    };
+    let answer = TaskResult {
+        result_type: ResultType::Complete,
+        meta: None,
+        task: r.task,
+    };
+    match serde_json::to_value(&answer) {
+        Ok(v) => Outcome::Result(v),
+        Err(e) => Outcome::Error(ErrorObject::internal(e)),
+    }
+}
+
+/// `tasks/update`: delivers answers to the task's outstanding input requests (answers to keys
+/// it is not waiting for are ignored) and acknowledges; the task goes on, observed by the next
+/// `tasks/get`.
+pub(crate) fn update(
+    shared: &Shared,
+    rc: &RequestContext,
+    auth: Option<&Value>,
+    p: UpdateTaskRequestParams,
+) -> Outcome {
+    let tasks = &shared.tasks;
+    if let Err(e) = gate(rc).and_then(|()| find(tasks, &p.task_id, auth)) {
+        return Outcome::Error(e);
+    }
+    let Some(call) = tasks.running().get(&p.task_id).cloned() else {
+        return ack();
+    };
+    let Some(run) = call.task.as_ref() else {
+        return ack();
+    };
+    for (key, response) in p.input_responses {
+        let value = match response {
+            InputResponse::Other(Value::Null) => continue,
+            InputResponse::Other(v) => v,
+            typed => match serde_json::to_value(typed) {
+                Ok(v) => v,
+                Err(_) => continue,
+            },
+        };
+        let waiter = run.waiters().remove(&key);
+        if let Some(tx) = waiter {
+            // The request leaves the task now, so the next `tasks/get` shows only what is
+            // still outstanding.
+            run.forget(&key);
+            let _ = tx.try_send(value);
+        }
+    }
+    ack()
+}
+
+/// `tasks/cancel`: ends a task that is still going (`cancelled`), and tells its handler;
+/// a task that already ended is left as it is. Either way an empty acknowledgement.
+pub(crate) fn cancel(
+    shared: &Shared,
+    rc: &RequestContext,
+    auth: Option<&Value>,
+    p: &TaskIdParams,
+) -> Outcome {
+    let tasks = &shared.tasks;
+    if let Err(e) = gate(rc).and_then(|()| find(tasks, &p.task_id, auth)) {
+        return Outcome::Error(e);
+    }
+    let now = iso_now();
+    tasks.store.update(&p.task_id, &mut |r| {
+        if !r.task.status.is_terminal() {
+            r.task.status = TaskStatus::Cancelled;
+            r.task.status_message = Some("cancelled by the client".into());
+            r.task.input_requests = None;
+            r.task.last_updated_at.clone_from(&now);
+        }
+    });
+    if let Some(call) = tasks.running().get(&p.task_id) {
+        call.cancel.fire();
+    }
+    ack()
+}
+
+/// A running task, as its handler's `Context` sees it: input calls park the task in
+/// `input_required` and wait for `tasks/update`.
+pub(crate) struct TaskRun {
+    id: String,
+    store: Arc<dyn TaskStore>,
+    /// Outstanding input requests of the handler, by key: where the answer goes.
+    waiters: Mutex<HashMap<String, Sender<Value>>>,
+    /// Positional keys for input calls that name none.
+    next: AtomicUsize,
+    /// How long an input call waits for its answer.
+    input_timeout: Duration,
+}
+
+impl TaskRun {
+    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<String, Sender<Value>>> {
+        self.waiters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Removes an input request from the stored task; with none left, the task is working
+    /// again.
+    fn forget(&self, key: &str) {
+        let now = iso_now();
+        self.store.update(&self.id, &mut |r| {
+            if let Some(reqs) = r.task.input_requests.as_mut() {
+                reqs.remove(key);
+                if reqs.is_empty() {
+                    r.task.input_requests = None;
+                }
+            }
+            if r.task.input_requests.is_none() && r.task.status == TaskStatus::InputRequired {
+                r.task.status = TaskStatus::Working;
+                r.task.last_updated_at.clone_from(&now);
+            }
+        });
+    }
+
+    /// The handler asks the client for input (`method`, `params`): the task shows the request
+    /// until `tasks/update` answers it, the task is cancelled, or the wait times out.
+    pub(crate) fn ask(
+        &self,
+        call: &Call,
+        method: &str,
+        params: Value,
+        key: Option<&str>,
+    ) -> Result<Value, Error> {
+        let key = key.map_or_else(
+            || format!("input-{}", self.next.fetch_add(1, Ordering::Relaxed)),
+            str::to_owned,
+        );
+        let mut request = Map::new();
+        request.insert("method".into(), Value::from(method));
+        if method != mcp_core::types::methods::ROOTS_LIST
+            || params.as_object().is_some_and(|o| !o.is_empty())
+        {
+            request.insert("params".into(), params);
+        }
+        let request: InputRequest = serde_json::from_value(Value::Object(request))
+            .map_err(|e| Error::InvalidParams(e.to_string()))?;
+        let (tx, rx) = bounded(1);
+        self.waiters().insert(key.clone(), tx);
+        let now = iso_now();
+        let mut request = Some(request);
+        let live = self.store.update(&self.id, &mut |r| {
+            if r.task.status.is_terminal() {
+                return;
+            }
+            if let Some(req) = request.take() {
+                r.task
+                    .input_requests
+                    .get_or_insert_with(Default::default)
+                    .insert(key.clone(), req);
+            }
+            r.task.status = TaskStatus::InputRequired;
+            r.task.last_updated_at.clone_from(&now);
+        });
+        if live.is_none_or(|r| r.task.status.is_terminal()) || call.cancel.is_fired() {
+            self.waiters().remove(&key);
+            return Err(Error::Cancelled);
+        }
+        let cancelled = call.cancel.receiver.clone();
+        let outcome = select! {
+            recv(rx) -> v => v.map_err(|_| Error::Cancelled),
+            recv(cancelled) -> _ => Err(Error::Cancelled),
+            recv(after(self.input_timeout)) -> _ => Err(Error::Timeout),
+        };
+        if outcome.is_err() {
+            self.waiters().remove(&key);
+            self.forget(&key);
+        }
+        outcome
+    }
+}
+
+/// The link of a task's handler: there is no request stream to talk on any more (the
+/// `tools/call` was answered with the handle), so progress becomes the task's status message
+/// and log messages are dropped.
+struct TaskLink;
+
+impl Link for TaskLink {
+    fn will_block(&self) {}
+    fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(run) = call.task.as_ref() else {
+            return;
+        };
+        let text = match (total, message) {
+            (Some(t), Some(m)) => format!("{progress}/{t}: {m}"),
+            (Some(t), None) => format!("{progress}/{t}"),
+            (None, Some(m)) => format!("{progress}: {m}"),
+            (None, None) => format!("{progress}"),
+        };
+        let now = iso_now();
+        run.store.update(&run.id, &mut |r| {
+            if !r.task.status.is_terminal() {
+                r.task.status_message = Some(text.clone());
+                r.task.last_updated_at.clone_from(&now);
+            }
+        });
+    }
+    fn log(&self, _call: &Call, _level: LoggingLevel, _logger: Option<&str>, _data: Value) {}
+    fn stash(&self, _payload: Vec<u8>) -> String {
+        String::new()
+    }
+    fn unstash(&self, _handle: &str) -> Option<Vec<u8>> {
+        None
+    }
+    fn close_stream(&self, _call: &Call) -> bool {
+        false
+    }
+    fn request(
+        &self,
+        _call: &Call,
+        _method: &str,
+        _params: Value,
+        _timeout: Duration,
+    ) -> Result<Value, Error> {
+        Err(Error::Unsupported(
+            "a task asks for input through its task, not by request".into(),
+        ))
+    }
+}
