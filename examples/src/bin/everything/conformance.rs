@@ -1,10 +1,13 @@
 //! Fixtures that exist only for the official conformance suite's 2026-07-28 scenarios
 //! (`server-stateless`, `input-required-result-*`, `http-custom-header-server-validation`):
 //! probes of how the server treats a request's envelope, rather than features a person would
-//! call. Their names, input keys and texts are the ones the suite looks for.
+//! call. Their names, input keys and texts are the ones the suite looks for. The `tasks-*`
+//! scenarios (the tasks extension, SEP-2663) drive the tools of [`task_tools`].
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
+use mcp_server_kit::types::tasks_ext::TaskSupport;
 use mcp_server_kit::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     GetPromptResult, ListRootsResult, LoggingLevel,
@@ -279,4 +282,109 @@ pub fn custom_header_tool() -> Tool {
         },
         "required": ["region"]
     }))
+}
+
+/// The tasks extension's fixtures (`tasks-*` scenarios): one plain tool and tools that run as
+/// tasks, with the behaviour each scenario checks. They are ordinary handlers: the kit makes
+/// them tasks.
+pub fn task_tools() -> Vec<Tool> {
+    #[derive(serde::Deserialize)]
+    struct Greet {
+        name: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Compute {
+        #[serde(default)]
+        seconds: f64,
+        #[serde(default)]
+        label: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct Delete {
+        #[serde(default)]
+        filename: String,
+    }
+    vec![
+        Tool::new("greet", |a: Greet, _: &Context| {
+            Ok::<_, Error>(format!("Hello, {}!", a.name))
+        })
+        .description("Greets by name, at once (never a task)")
+        .input_schema(json!({"type": "object", "properties": {"name": {"type": "string"}},
+                             "required": ["name"]})),
+        Tool::new("slow_compute", |a: Compute, ctx: &Context| {
+            // Waits on the cancellation itself, so `tasks/cancel` ends it at once.
+            let wait = Duration::from_secs_f64(a.seconds.clamp(0.0, 3600.0));
+            if ctx.wait_cancelled(wait) {
+                return Err(Error::Cancelled);
+            }
+            Ok(format!("computed {} after {}s", a.label, a.seconds))
+        })
+        .description("Takes `seconds` seconds, then answers; a task for clients that follow tasks")
+        .input_schema(json!({"type": "object", "properties": {
+            "seconds": {"type": "number"}, "label": {"type": "string"}}}))
+        .task_support(TaskSupport::Optional),
+        Tool::new("failing_job", |_: NoArgs, ctx: &Context| {
+            if ctx.wait_cancelled(Duration::from_secs(1)) {
+                return Err(Error::Cancelled);
+            }
+            Err::<String, _>(Error::msg("the job failed"))
+        })
+        .description("Runs only as a task and ends in a tool error after a second")
+        .task_support(TaskSupport::Required),
+        Tool::new("protocol_error_job", |_: NoArgs, _: &Context| -> Result<String, Error> {
+            panic!("protocol_error_job fails on purpose")
+        })
+        .description("A task whose handler panics: the task ends failed")
+        .task_support(TaskSupport::Optional),
+        Tool::new("confirm_delete", |a: Delete, ctx: &Context| {
+            let answer = ctx.elicit(from_json(json!({
+                "message": format!("Delete {}?", a.filename),
+                "requestedSchema": {"type": "object",
+                    "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+            }))?)?;
+            let yes = answer
+                .content
+                .as_ref()
+                .and_then(|c| c.get("confirm"))
+                .is_some_and(|v| v == &json!(true));
+            Ok::<_, Error>(if yes {
+                format!("deleted {}", a.filename)
+            } else {
+                format!("kept {}", a.filename)
+            })
+        })
+        .description("Asks for confirmation, then answers")
+        .input_schema(json!({"type": "object", "properties": {"filename": {"type": "string"}}}))
+        .task_support(TaskSupport::Optional),
+        Tool::new("multi_input", |_: NoArgs, ctx: &Context| {
+            // Two questions at once, from two threads: both are outstanding together.
+            let (name, confirm) = std::thread::scope(|s| {
+                let name = s.spawn(|| ctx.elicit_as("name", form("Your name?", "name", "string")?));
+                let confirm = s.spawn(|| {
+                    ctx.elicit_as("confirm", form("Go ahead?", "confirm", "boolean")?)
+                });
+                let join = |h: std::thread::ScopedJoinHandle<'_, Result<ElicitResult, Error>>| {
+                    h.join().unwrap_or_else(|_| Err(Error::msg("input thread panicked")))
+                };
+                (join(name), join(confirm))
+            });
+            let (name, confirm) = (name?, confirm?);
+            Ok::<_, Error>(format!(
+                "name {:?}, confirm {:?}",
+                field(&name, "name"),
+                field(&confirm, "confirm")
+            ))
+        })
+        .description("Asks two questions at once, then answers")
+        .task_support(TaskSupport::Optional),
+        Tool::new("test_tool_with_task", |_: NoArgs, ctx: &Context| {
+            // The input round is answered at once (input_required); the rest is a task.
+            let answer = ctx.elicit_as("user_name", form("What is your name?", "name", "string")?)?;
+            let name = field(&answer, "name");
+            ctx.continue_as_task(move |_| Ok::<_, Error>(format!("Hello, {name}!")))
+        })
+        .description("Gathers a name, then finishes as a task")
+        .task_support(TaskSupport::Required)
+        .task_started_by_handler(),
+    ]
 }

@@ -422,6 +422,7 @@ fn build(manual_clock: bool) -> Result<Server, Error> {
         .chain(conformance::list_change_triggers(&running))
         .chain(conformance::input_required_tools())
         .chain([conformance::custom_header_tool()])
+        .chain(conformance::task_tools())
         .chain(manual_clock.then(|| tick_tool(&running)))
     {
         b = b.tool(t);
