@@ -1,0 +1,338 @@
+//! The tasks extension (2026-07-28, `io.modelcontextprotocol/tasks`) driven in memory through
+//! the service seam. The tests wait on events, never on time: a store wrapped around the
+//! in-memory one reports every change of a task's status on a channel.
+
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::jsonrpc::{Message, RequestId, decode};
+use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_server_kit::types::TaskStatus;
+use mcp_server_kit::types::tasks_ext::{EXTENSION_ID, TaskSupport};
+use mcp_server_kit::{
+    Context, Error, MemoryTaskStore, NoArgs, Server, Tool, TaskRecord, TaskStore, TaskStoreError,
+};
+use serde_json::{Value, json};
+
+/// A safety net on every blocking receive; nothing here waits for it to pass.
+const WAIT: Duration = Duration::from_secs(10);
+
+struct Collect(Mutex<std::sync::mpsc::Sender<Message>>);
+
+impl Outbound for Collect {
+    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
+    }
+}
+
+/// The in-memory store, reporting each task's status after every change.
+struct Observed {
+    inner: MemoryTaskStore,
+    events: SyncSender<(String, TaskStatus)>,
+}
+
+impl TaskStore for Observed {
+    fn create(&self, record: TaskRecord, ttl: Option<Duration>) -> Result<(), TaskStoreError> {
+        self.inner.create(record, ttl)
+    }
+    fn get(&self, task_id: &str) -> Option<TaskRecord> {
+        self.inner.get(task_id)
+    }
+    fn update(
+        &self,
+        task_id: &str,
+        change: &mut dyn FnMut(&mut TaskRecord),
+    ) -> Option<TaskRecord> {
+        let r = self.inner.update(task_id, change)?;
+        // Room for every change a test makes; a full channel would only lose a report.
+        let _ = self.events.try_send((task_id.to_owned(), r.task.status));
+        Some(r)
+    }
+}
+
+struct Events(Receiver<(String, TaskStatus)>);
+
+impl Events {
+    /// Blocks until task `id` reports `status`.
+    fn until(&self, id: &str, status: TaskStatus) {
+        loop {
+            let (task, s) = self.0.recv_timeout(WAIT).expect("a task change");
+            if task == id && s == status {
+                return;
+            }
+        }
+    }
+}
+
+fn observed(cap: usize) -> (Arc<Observed>, Events) {
+    let (tx, rx) = sync_channel(1024);
+    let store = Arc::new(Observed {
+        inner: MemoryTaskStore::new(cap),
+        events: tx,
+    });
+    (store, Events(rx))
+}
+
+struct Peer {
+    session: Arc<dyn Session>,
+    rx: Receiver<Message>,
+}
+
+impl Peer {
+    fn open(server: &Server, auth: Option<Value>) -> Peer {
+        let (tx, rx) = channel();
+        let mut info = SessionInfo::new(TransportKind::Memory);
+        info.auth = auth;
+        let session = server.open(info, Arc::new(Collect(Mutex::new(tx))));
+        Peer { session, rx }
+    }
+
+    /// A 2026-07-28 request with the given client capabilities; its answer.
+    fn call(&self, id: i64, method: &str, mut params: Value, caps: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        });
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.session
+            .handle(decode(msg.to_string().as_bytes()).unwrap());
+        loop {
+            let m = self.rx.recv_timeout(WAIT).expect("an answer");
+            let v: Value = serde_json::from_slice(&m.to_vec()).unwrap();
+            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    /// As [`Peer::call`], for a client that declared the extension (and elicitation).
+    fn ext(&self, id: i64, method: &str, params: Value) -> Value {
+        self.call(id, method, params, with_ext())
+    }
+}
+
+fn with_ext() -> Value {
+    json!({"elicitation": {}, "extensions": {EXTENSION_ID: {}}})
+}
+
+fn task_id(answer: &Value) -> String {
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    answer["result"]["taskId"].as_str().unwrap().to_owned()
+}
+
+fn quick() -> Tool {
+    Tool::new("quick", |_: NoArgs, _: &Context| Ok::<_, Error>("done"))
+        .task_support(TaskSupport::Optional)
+}
+
+#[test]
+fn the_cap_refuses_a_new_task_with_a_clear_error_instead_of_growing() {
+    let (store, events) = observed(2);
+    let server = Server::builder("t", "1")
+        .tool(quick())
+        .task_store(store.clone())
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    for id in 1..=2 {
+        let t = task_id(&p.ext(id, "tools/call", json!({"name": "quick"})));
+        events.until(&t, TaskStatus::Completed);
+    }
+    // Finished tasks keep their place (their results are kept until their ttl ends).
+    let refused = p.ext(3, "tools/call", json!({"name": "quick"}));
+    let msg = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(msg.contains("too many tasks") && msg.contains('2'), "{refused}");
+    assert_eq!(store.inner.len(), 2);
+}
+
+#[test]
+fn an_ended_ttl_frees_the_task_and_its_place() {
+    let (store, events) = observed(1);
+    let server = Server::builder("t", "1")
+        .tool(quick())
+        .task_store(store.clone())
+        // A ttl that has ended by the next request: expiry without waiting.
+        .task_ttl(Some(Duration::ZERO))
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let first = task_id(&p.ext(1, "tools/call", json!({"name": "quick"})));
+    assert_eq!(store.inner.len(), 0, "the expired task is freed");
+    let gone = p.ext(2, "tasks/get", json!({"taskId": first}));
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    // Its place is free again, although the cap is one.
+    let second = p.ext(3, "tools/call", json!({"name": "quick"}));
+    assert_eq!(second["result"]["resultType"], "task", "{second}");
+    drop(events);
+}
+
+#[test]
+fn tasks_cancel_reaches_the_handler_and_the_task_ends_cancelled() {
+    let (store, events) = observed(8);
+    let (seen_tx, seen) = sync_channel(1);
+    let seen_tx = Mutex::new(seen_tx);
+    let waiting = Tool::new("waiting", move |_: NoArgs, ctx: &Context| {
+        let cancelled = ctx.wait_cancelled(WAIT * 6);
+        let _ = seen_tx.lock().unwrap().send(cancelled);
+        Ok::<_, Error>("finished")
+    })
+    .task_support(TaskSupport::Required);
+    let server = Server::builder("t", "1")
+        .tool(waiting)
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let t = task_id(&p.ext(1, "tools/call", json!({"name": "waiting"})));
+    let ack = p.ext(2, "tasks/cancel", json!({"taskId": t}));
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert!(seen.recv_timeout(WAIT).unwrap(), "the handler saw the cancellation");
+    events.until(&t, TaskStatus::Cancelled);
+    let got = p.ext(3, "tasks/get", json!({"taskId": t}));
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    assert!(got["result"].get("result").is_none(), "{got}");
+    // Cancelling again is the same empty acknowledgement.
+    let again = p.ext(4, "tasks/cancel", json!({"taskId": t}));
+    assert_eq!(again["result"], json!({"resultType": "complete"}));
+}
+
+#[test]
+fn a_panicking_handler_ends_its_task_failed_and_the_server_goes_on() {
+    let (store, events) = observed(8);
+    let boom = Tool::new("boom", |_: NoArgs, _: &Context| -> Result<String, Error> {
+        panic!("on purpose")
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(boom)
+        .tool(quick())
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let t = task_id(&p.ext(1, "tools/call", json!({"name": "boom"})));
+    events.until(&t, TaskStatus::Failed);
+    let got = p.ext(2, "tasks/get", json!({"taskId": t}));
+    assert_eq!(got["result"]["status"], "failed", "{got}");
+    assert_eq!(got["result"]["error"]["code"], -32603, "{got}");
+    assert!(got["result"].get("result").is_none(), "{got}");
+    let next = task_id(&p.ext(3, "tools/call", json!({"name": "quick"})));
+    events.until(&next, TaskStatus::Completed);
+}
+
+#[test]
+fn elicit_inside_a_task_parks_it_in_input_required_until_tasks_update_answers() {
+    let (store, events) = observed(8);
+    let ask = Tool::new("ask", |_: NoArgs, ctx: &Context| {
+        let form = serde_json::from_value(json!({"message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}))
+        .map_err(|e| Error::msg(e.to_string()))?;
+        let answer = ctx.elicit(form)?;
+        let name = answer.content.and_then(|c| c.get("name").cloned());
+        Ok::<_, Error>(format!("hello {}", name.unwrap_or_default()))
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(ask)
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let t = task_id(&p.ext(1, "tools/call", json!({"name": "ask"})));
+    events.until(&t, TaskStatus::InputRequired);
+    let got = p.ext(2, "tasks/get", json!({"taskId": t}));
+    let requests = got["result"]["inputRequests"].as_object().unwrap();
+    let (key, request) = requests.iter().next().unwrap();
+    assert_eq!(request["method"], "elicitation/create");
+    // An answer to a key the task does not wait for is acknowledged and ignored.
+    let ignored = p.ext(3, "tasks/update",
+        json!({"taskId": t, "inputResponses": {"nope": {"action": "accept"}}}));
+    assert_eq!(ignored["result"], json!({"resultType": "complete"}));
+    let ack = p.ext(4, "tasks/update", json!({"taskId": t, "inputResponses":
+        {key: {"action": "accept", "content": {"name": "ada"}}}}));
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    events.until(&t, TaskStatus::Completed);
+    let done = p.ext(5, "tasks/get", json!({"taskId": t}));
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "hello \"ada\"");
+    assert!(done["result"].get("inputRequests").is_none(), "{done}");
+}
+
+#[test]
+fn without_the_extension_tasks_methods_and_required_tools_are_32021_and_optional_ones_run_plainly()
+ {
+    let required = Tool::new("required", |_: NoArgs, _: &Context| Ok::<_, Error>("r"))
+        .task_support(TaskSupport::Required);
+    let server = Server::builder("t", "1")
+        .tool(required)
+        .tool(quick())
+        .build()
+        .unwrap();
+    assert!(server.capabilities()["extensions"][EXTENSION_ID].is_object());
+    let p = Peer::open(&server, None);
+    let plain = json!({});
+    for (id, method) in [(1, "tasks/get"), (2, "tasks/cancel")] {
+        let e = p.call(id, method, json!({"taskId": "x"}), plain.clone());
+        assert_eq!(e["error"]["code"], -32021, "{method}: {e}");
+    }
+    let e = p.call(3, "tools/call", json!({"name": "required"}), plain.clone());
+    assert_eq!(e["error"]["code"], -32021, "{e}");
+    assert!(e["error"]["data"]["requiredCapabilities"]["extensions"][EXTENSION_ID].is_object());
+    let r = p.call(4, "tools/call", json!({"name": "quick"}), plain);
+    assert_eq!(r["result"]["content"][0]["text"], "done", "{r}");
+    // With the extension, an unknown task id is -32602.
+    let unknown = p.ext(5, "tasks/get", json!({"taskId": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+}
+
+#[test]
+fn a_task_is_seen_only_by_its_requester() {
+    let (store, events) = observed(8);
+    let server = Server::builder("t", "1")
+        .tool(quick())
+        .task_store(store)
+        .build()
+        .unwrap();
+    let alice = Peer::open(&server, Some(json!({"sub": "alice"})));
+    let mallory = Peer::open(&server, Some(json!({"sub": "mallory"})));
+    let t = task_id(&alice.ext(1, "tools/call", json!({"name": "quick"})));
+    events.until(&t, TaskStatus::Completed);
+    for (id, method) in [(1, "tasks/get"), (2, "tasks/cancel")] {
+        let e = mallory.ext(id, method, json!({"taskId": t}));
+        assert_eq!(e["error"]["code"], -32602, "{method}: {e}");
+    }
+    let mine = alice.ext(2, "tasks/get", json!({"taskId": t}));
+    assert_eq!(mine["result"]["status"], "completed", "{mine}");
+}
+
+#[test]
+fn a_handler_can_gather_input_first_and_then_continue_as_a_task() {
+    let (store, events) = observed(8);
+    let tool = Tool::new("later", |_: NoArgs, ctx: &Context| {
+        let form = serde_json::from_value(json!({"message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}))
+        .map_err(|e| Error::msg(e.to_string()))?;
+        let answer = ctx.elicit_as("user_name", form)?;
+        let name = answer.content.and_then(|c| c.get("name").cloned());
+        ctx.continue_as_task(move |_| Ok::<_, Error>(format!("hi {}", name.unwrap_or_default())))
+    })
+    .task_support(TaskSupport::Required)
+    .task_started_by_handler();
+    let server = Server::builder("t", "1")
+        .tool(tool)
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let first = p.ext(1, "tools/call", json!({"name": "later"}));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert!(first["result"].get("taskId").is_none());
+    let state = first["result"]["requestState"].clone();
+    let second = p.ext(2, "tools/call", json!({"name": "later", "requestState": state,
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "bo"}}}}));
+    let t = task_id(&second);
+    assert!(second["result"].get("requestState").is_none(), "{second}");
+    events.until(&t, TaskStatus::Completed);
+    let done = p.ext(3, "tasks/get", json!({"taskId": t}));
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "hi \"bo\"");
+}
