@@ -32,7 +32,6 @@ CLIENT="${CLIENT_BIN:-$ROOT/target/release/client}"
 # Scenarios whose failures are left to their own issues: "PATTERN|why" (shell glob on the
 # scenario name). Each is named in the output; remove a line when its issue lands.
 SKIP=(
-  "tasks-*|the Tasks extension (SEP-2663, io.modelcontextprotocol/tasks) has an issue of its own"
 )
 
 die() { echo "conformance: error: $*" >&2; exit 1; }
