@@ -136,7 +136,11 @@ fn the_param_naming_a_target_is_name_uri_or_task_id_for_the_targeted_requests_on
     assert_eq!(methods::name_param(methods::TOOLS_CALL), Some("name"));
     assert_eq!(methods::name_param(methods::PROMPTS_GET), Some("name"));
     assert_eq!(methods::name_param(methods::RESOURCES_READ), Some("uri"));
-    for m in [methods::TASKS_GET, methods::TASKS_UPDATE, methods::TASKS_CANCEL] {
+    for m in [
+        methods::TASKS_GET,
+        methods::TASKS_UPDATE,
+        methods::TASKS_CANCEL,
+    ] {
         assert_eq!(methods::name_param(m), Some("taskId"), "{m}");
     }
     for m in methods::ALL.iter().filter(|m| {

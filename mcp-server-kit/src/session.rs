@@ -135,8 +135,9 @@ impl KitSession {
                 let headers = self.info.param_headers.as_ref();
                 match tasks::on_call(&self.shared, &rc, auth, headers, p) {
                     tasks::Route::Answer(o) => self.finish(&rc.id, method, version, o),
-                    tasks::Route::Call(p) => self
-                        .spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx)),
+                    tasks::Route::Call(p) => {
+                        self.spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx))
+                    }
                 }
             }
             // The tasks extension (2026-07-28); the experimental tasks of 2025-11-25 are not

@@ -11,7 +11,7 @@ use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, Transpo
 use mcp_server_kit::types::TaskStatus;
 use mcp_server_kit::types::tasks_ext::{EXTENSION_ID, TaskSupport};
 use mcp_server_kit::{
-    Context, Error, MemoryTaskStore, NoArgs, Server, Tool, TaskRecord, TaskStore, TaskStoreError,
+    Context, Error, MemoryTaskStore, NoArgs, Server, TaskRecord, TaskStore, TaskStoreError, Tool,
 };
 use serde_json::{Value, json};
 
@@ -39,11 +39,7 @@ impl TaskStore for Observed {
     fn get(&self, task_id: &str) -> Option<TaskRecord> {
         self.inner.get(task_id)
     }
-    fn update(
-        &self,
-        task_id: &str,
-        change: &mut dyn FnMut(&mut TaskRecord),
-    ) -> Option<TaskRecord> {
+    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {
         let r = self.inner.update(task_id, change)?;
         // Room for every change a test makes; a full channel would only lose a report.
         let _ = self.events.try_send((task_id.to_owned(), r.task.status));
@@ -142,7 +138,10 @@ fn the_cap_refuses_a_new_task_with_a_clear_error_instead_of_growing() {
     // Finished tasks keep their place (their results are kept until their ttl ends).
     let refused = p.ext(3, "tools/call", json!({"name": "quick"}));
     let msg = refused["error"]["message"].as_str().unwrap_or_default();
-    assert!(msg.contains("too many tasks") && msg.contains('2'), "{refused}");
+    assert!(
+        msg.contains("too many tasks") && msg.contains('2'),
+        "{refused}"
+    );
     assert_eq!(store.inner.len(), 2);
 }
 
@@ -187,7 +186,10 @@ fn tasks_cancel_reaches_the_handler_and_the_task_ends_cancelled() {
     let t = task_id(&p.ext(1, "tools/call", json!({"name": "waiting"})));
     let ack = p.ext(2, "tasks/cancel", json!({"taskId": t}));
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
-    assert!(seen.recv_timeout(WAIT).unwrap(), "the handler saw the cancellation");
+    assert!(
+        seen.recv_timeout(WAIT).unwrap(),
+        "the handler saw the cancellation"
+    );
     events.until(&t, TaskStatus::Cancelled);
     let got = p.ext(3, "tasks/get", json!({"taskId": t}));
     assert_eq!(got["result"]["status"], "cancelled", "{got}");
@@ -246,21 +248,31 @@ fn elicit_inside_a_task_parks_it_in_input_required_until_tasks_update_answers() 
     let (key, request) = requests.iter().next().unwrap();
     assert_eq!(request["method"], "elicitation/create");
     // An answer to a key the task does not wait for is acknowledged and ignored.
-    let ignored = p.ext(3, "tasks/update",
-        json!({"taskId": t, "inputResponses": {"nope": {"action": "accept"}}}));
+    let ignored = p.ext(
+        3,
+        "tasks/update",
+        json!({"taskId": t, "inputResponses": {"nope": {"action": "accept"}}}),
+    );
     assert_eq!(ignored["result"], json!({"resultType": "complete"}));
-    let ack = p.ext(4, "tasks/update", json!({"taskId": t, "inputResponses":
-        {key: {"action": "accept", "content": {"name": "ada"}}}}));
+    let ack = p.ext(
+        4,
+        "tasks/update",
+        json!({"taskId": t, "inputResponses":
+        {key: {"action": "accept", "content": {"name": "ada"}}}}),
+    );
     assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
     events.until(&t, TaskStatus::Completed);
     let done = p.ext(5, "tasks/get", json!({"taskId": t}));
-    assert_eq!(done["result"]["result"]["content"][0]["text"], "hello \"ada\"");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "hello \"ada\""
+    );
     assert!(done["result"].get("inputRequests").is_none(), "{done}");
 }
 
 #[test]
 fn without_the_extension_tasks_methods_and_required_tools_are_32021_and_optional_ones_run_plainly()
- {
+{
     let required = Tool::new("required", |_: NoArgs, _: &Context| Ok::<_, Error>("r"))
         .task_support(TaskSupport::Required);
     let server = Server::builder("t", "1")
@@ -328,8 +340,12 @@ fn a_handler_can_gather_input_first_and_then_continue_as_a_task() {
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
     assert!(first["result"].get("taskId").is_none());
     let state = first["result"]["requestState"].clone();
-    let second = p.ext(2, "tools/call", json!({"name": "later", "requestState": state,
-        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "bo"}}}}));
+    let second = p.ext(
+        2,
+        "tools/call",
+        json!({"name": "later", "requestState": state,
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "bo"}}}}),
+    );
     let t = task_id(&second);
     assert!(second["result"].get("requestState").is_none(), "{second}");
     events.until(&t, TaskStatus::Completed);

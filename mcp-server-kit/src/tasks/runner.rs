@@ -13,7 +13,8 @@ use mcp_core::types::tasks_ext::{
     self, DetailedTask, TaskResult, TaskSupport, UpdateTaskRequestParams,
 };
 use mcp_core::types::{
-    CallToolRequestParams, CallToolResult, InputRequest, TaskIdParams, InputResponse, LoggingLevel, ResultType, TaskStatus,
+    CallToolRequestParams, CallToolResult, InputRequest, InputResponse, LoggingLevel, ResultType,
+    TaskIdParams, TaskStatus,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Map, Value, json};

@@ -69,8 +69,7 @@ pub trait TaskStore: Send + Sync {
 
     /// Changes a stored task in place and returns it as changed (`None`: unknown or expired,
     /// and `change` was not called).
-    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord))
-    -> Option<TaskRecord>;
+    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
 }
 
 struct Entry {
@@ -174,11 +173,7 @@ impl TaskStore for MemoryTaskStore {
         m.tasks.get(task_id).map(|e| e.record.clone())
     }
 
-    fn update(
-        &self,
-        task_id: &str,
-        change: &mut dyn FnMut(&mut TaskRecord),
-    ) -> Option<TaskRecord> {
+    fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord> {
         let mut m = self.lock();
         m.purge(Instant::now());
         let e = m.tasks.get_mut(task_id)?;

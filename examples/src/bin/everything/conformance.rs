@@ -309,8 +309,10 @@ pub fn task_tools() -> Vec<Tool> {
             Ok::<_, Error>(format!("Hello, {}!", a.name))
         })
         .description("Greets by name, at once (never a task)")
-        .input_schema(json!({"type": "object", "properties": {"name": {"type": "string"}},
-                             "required": ["name"]})),
+        .input_schema(
+            json!({"type": "object", "properties": {"name": {"type": "string"}},
+                             "required": ["name"]}),
+        ),
         Tool::new("slow_compute", |a: Compute, ctx: &Context| {
             // Waits on the cancellation itself, so `tasks/cancel` ends it at once.
             let wait = Duration::from_secs_f64(a.seconds.clamp(0.0, 3600.0));
@@ -331,9 +333,12 @@ pub fn task_tools() -> Vec<Tool> {
         })
         .description("Runs only as a task and ends in a tool error after a second")
         .task_support(TaskSupport::Required),
-        Tool::new("protocol_error_job", |_: NoArgs, _: &Context| -> Result<String, Error> {
-            panic!("protocol_error_job fails on purpose")
-        })
+        Tool::new(
+            "protocol_error_job",
+            |_: NoArgs, _: &Context| -> Result<String, Error> {
+                panic!("protocol_error_job fails on purpose")
+            },
+        )
         .description("A task whose handler panics: the task ends failed")
         .task_support(TaskSupport::Optional),
         Tool::new("confirm_delete", |a: Delete, ctx: &Context| {
@@ -360,11 +365,11 @@ pub fn task_tools() -> Vec<Tool> {
             // Two questions at once, from two threads: both are outstanding together.
             let (name, confirm) = std::thread::scope(|s| {
                 let name = s.spawn(|| ctx.elicit_as("name", form("Your name?", "name", "string")?));
-                let confirm = s.spawn(|| {
-                    ctx.elicit_as("confirm", form("Go ahead?", "confirm", "boolean")?)
-                });
+                let confirm =
+                    s.spawn(|| ctx.elicit_as("confirm", form("Go ahead?", "confirm", "boolean")?));
                 let join = |h: std::thread::ScopedJoinHandle<'_, Result<ElicitResult, Error>>| {
-                    h.join().unwrap_or_else(|_| Err(Error::msg("input thread panicked")))
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::msg("input thread panicked")))
                 };
                 (join(name), join(confirm))
             });
@@ -379,7 +384,8 @@ pub fn task_tools() -> Vec<Tool> {
         .task_support(TaskSupport::Optional),
         Tool::new("test_tool_with_task", |_: NoArgs, ctx: &Context| {
             // The input round is answered at once (input_required); the rest is a task.
-            let answer = ctx.elicit_as("user_name", form("What is your name?", "name", "string")?)?;
+            let answer =
+                ctx.elicit_as("user_name", form("What is your name?", "name", "string")?)?;
             let name = field(&answer, "name");
             ctx.continue_as_task(move |_| Ok::<_, Error>(format!("Hello, {name}!")))
         })
