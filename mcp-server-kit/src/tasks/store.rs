@@ -55,8 +55,10 @@ impl std::error::Error for TaskStoreError {}
 /// Storage for tasks. Implement it to keep tasks across restarts or share them between
 /// instances; [`MemoryTaskStore`] is the default.
 ///
-/// Every method is called with no lock of the kit held, and may block briefly (I/O).
-pub trait TaskStore: Send + Sync {
+/// Every method is called with no lock of the kit held, and may block briefly (I/O). A store
+/// is `RefUnwindSafe` (a lock-based one is) so that the server handle stays unwind-safe: the
+/// kit catches handler panics, and a store must stay consistent across them.
+pub trait TaskStore: Send + Sync + std::panic::RefUnwindSafe {
     /// Stores a new task (`record.task.task_id` is fresh). The kit answers `tools/call` with
     /// the task handle only after this returned `Ok`, so a `tasks/get` right after finds it.
     ///
