@@ -238,6 +238,20 @@ fn tools_list_holds_the_fixtures_with_their_schemas() {
                     "properties": {"region": {"type": "string",
                         "description": "Where to route the call", "x-mcp-header": "Region"}}})
             ),
+            "greet" => assert_eq!(
+                schema,
+                &json!({"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string"}}})
+            ),
+            "slow_compute" => assert_eq!(
+                schema,
+                &json!({"type": "object", "properties": {
+                    "seconds": {"type": "number"}, "label": {"type": "string"}}})
+            ),
+            "confirm_delete" => assert_eq!(
+                schema,
+                &json!({"type": "object", "properties": {"filename": {"type": "string"}}})
+            ),
             _ => assert_eq!(schema, &empty, "{name}"),
         }
     }

@@ -50,7 +50,8 @@ fn discover_lists_versions_and_capabilities() {
             "capabilities": {
                 "completions": {}, "logging": {}, "prompts": {"listChanged": true},
                 "resources": {"listChanged": true, "subscribe": true},
-                "tools": {"listChanged": true}
+                "tools": {"listChanged": true},
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
             },
             "instructions": "A test server that exercises every MCP feature.",
             "resultType": "complete",
@@ -745,4 +746,29 @@ fn list_change_triggers_notify_the_listen_streams_that_asked() {
         "{before:?}"
     );
     assert_eq!(only_text(&resp["result"]), "test_toggled_tool removed");
+}
+
+#[test]
+fn a_long_tool_is_a_task_for_a_client_that_follows_tasks_and_a_plain_call_otherwise() {
+    let mut c = Client::spawn();
+    let tasks = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let slow = json!({"name": "slow_compute", "arguments": {"seconds": 3600, "label": "long"}});
+    let handle = c.call("tools/call", modern(slow.clone(), tasks.clone()));
+    let task = &handle["result"];
+    assert_eq!(task["resultType"], "task", "{handle}");
+    assert_eq!(task["status"], "working", "{handle}");
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let ack = c.call("tasks/cancel", modern(json!({"taskId": id}), tasks.clone()));
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let got = c.call("tasks/get", modern(json!({"taskId": id}), tasks.clone()));
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    // Without the extension: the same tool answers at once, and tasks/* are -32021.
+    let quick = json!({"name": "slow_compute", "arguments": {"seconds": 0, "label": "now"}});
+    let plain = mresult(&mut c, "tools/call", quick);
+    assert_eq!(
+        plain["content"][0]["text"], "computed now after 0s",
+        "{plain}"
+    );
+    let e = merror(&mut c, "tasks/get", json!({"taskId": id}), full());
+    assert_eq!(e["code"], -32021, "{e}");
 }

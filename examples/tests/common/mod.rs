@@ -23,8 +23,9 @@ pub const MODERN: &str = "2026-07-28";
 /// The server binary Cargo built for these tests.
 pub const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
-/// The fixture tools, in registration order (the 2026-07-28 conformance fixtures last).
-pub const FIXTURE_TOOLS: [&str; 28] = [
+/// The fixture tools, in registration order (the 2026-07-28 conformance fixtures last, the
+/// tasks extension's last of all).
+pub const FIXTURE_TOOLS: [&str; 35] = [
     "test_simple_text",
     "test_image_content",
     "test_audio_content",
@@ -53,6 +54,13 @@ pub const FIXTURE_TOOLS: [&str; 28] = [
     "test_input_required_result_tampered_state",
     "test_input_required_result_capabilities",
     "test_custom_header_routing",
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
 ];
 
 /// A 1x1 red pixel, as the fixtures define it.
