@@ -29,6 +29,11 @@
 //! 5. The session shapes the result for the request's protocol version and sends it on the
 //!    transport's [`Outbound`](mcp_core::service::Outbound).
 //!
+//! A `tools/call` of a tool that runs as a task (tasks extension, [`Tool::task_support`]) takes
+//! a side path at step 3: `tasks` stores the task in its [`TaskStore`], answers the handle at
+//! once and runs the same handler on the executor, where the `Context` reports to the task;
+//! `tasks/get`, `tasks/update` and `tasks/cancel` are answered from the store.
+//!
 //! ```
 //! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
 //!
