@@ -244,7 +244,8 @@ impl Context {
         if !possible {
             return rest(self).map(IntoToolResult::into_tool_result);
         }
-        let cont: Continuation = Box::new(move |ctx| rest(ctx).map(IntoToolResult::into_tool_result));
+        let cont: Continuation =
+            Box::new(move |ctx| rest(ctx).map(IntoToolResult::into_tool_result));
         *self
             .call
             .continuation
@@ -379,7 +380,9 @@ impl Context {
             // A task asks through its task: it shows the request as `input_required` and
             // waits here for the answer `tasks/update` brings.
             let answer = task.ask(&self.call, method, params, key)?;
-            return serde_json::from_value(answer).map_err(|e| Error::BadAnswer(e.to_string()));
+            return serde_json::from_value(answer).map_err(|e| {
+                Error::BadAnswer(BadAnswer::decoding(format!("no {method} result"), e))
+            });
         }
         match self.call.version.era() {
             Era::Legacy => {
