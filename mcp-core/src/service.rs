@@ -55,6 +55,18 @@ pub trait Outbound: Send + Sync {
     /// each request a thread of its own (HTTP) has nothing to do, which is the default. Only
     /// meaningful where the transport declared [`SessionInfo::handle_may_block`].
     fn will_block(&self) {}
+
+    /// The service will send nothing more about request `id`, not even its answer: the peer
+    /// cancelled it (a cancelled request gets no response). Without this a transport with one
+    /// exchange per request (Streamable HTTP) could not tell a cancelled request from a slow
+    /// one, and would hold its stream, its connection and its place under the per-session
+    /// stream limit until the session ends; told, it ends the stream at once (an unstarted
+    /// answer becomes `204 No Content`). Messages sent about `id` afterwards may be dropped.
+    /// Called at most a few times per request (repeats are harmless); the default does
+    /// nothing, which is right for a single pipe (stdio).
+    fn unanswered(&self, id: &RequestId) {
+        let _ = id;
+    }
 }
 
 /// Which kind of transport a session runs on; services may shape behaviour by it (for example,

@@ -104,6 +104,13 @@ impl KitSession {
         }
     }
 
+    /// Tells the transport that request `id` gets no answer (it was cancelled).
+    fn unanswered(&self, id: &RequestId) {
+        if let Some(out) = self.outbound() {
+            out.unanswered(id);
+        }
+    }
+
     /// Types the request once (params straight from their raw text) and answers it from the
     /// one match over every client request: no method string is compared here.
     fn dispatch(&self, rc: RequestContext) {
@@ -255,7 +262,11 @@ impl KitSession {
                 }
             }
         };
-        self.send(msg, Some(id));
+        match msg {
+            Some(m) => self.send(Some(m), Some(id)),
+            // Cancelled: the transport ends the request's exchange (see `Outbound::unanswered`).
+            None => self.unanswered(id),
+        }
     }
 
     /// 2026-07-28 `subscriptions/listen`: acknowledge what we honour, then keep the request
@@ -382,7 +393,12 @@ impl Session for KitSession {
             ServerStep::Dispatch(rc) => self.dispatch(rc),
             ServerStep::Notice(ClientNotice::Initialized) => self.state().initialized = true,
             ServerStep::Notice(_) => {}
-            ServerStep::Cancel { id, .. } => self.cancel_call(&id),
+            ServerStep::Cancel { id, .. } => {
+                self.cancel_call(&id);
+                // No answer will go out for it, whenever its handler notices: the transport
+                // may end its exchange now rather than when the handler returns.
+                self.unanswered(&id);
+            }
             ServerStep::Answer(a) => {
                 let waiter = self.state().waiters.remove(&a.id);
                 if let Some((_, w)) = waiter {

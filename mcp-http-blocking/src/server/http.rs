@@ -173,6 +173,25 @@ pub(crate) struct Frame {
 }
 
 impl Frame {
+    /// The end of a stream whose requests were cancelled before their answers: the last frame,
+    /// carrying no message (a real message is never empty). The writer ends the stream on it
+    /// without writing anything; an answer not started yet becomes `204 No Content`.
+    pub fn unanswered() -> Self {
+        Frame {
+            sse_head: None,
+            event: None,
+            json: Vec::new(),
+            last: true,
+            is_response: false,
+            error_code: None,
+        }
+    }
+
+    /// True for [`Frame::unanswered`].
+    pub fn is_unanswered(&self) -> bool {
+        self.json.is_empty()
+    }
+
     /// The message as one SSE event, built once.
     pub fn event(&mut self) -> &[u8] {
         let (head, json) = (&self.sse_head, &self.json);
@@ -241,6 +260,10 @@ impl SseBody {
             return SseNext::End;
         };
         match rx.recv_timeout(self.keepalive) {
+            Ok(f) if f.is_unanswered() => {
+                self.rx = None;
+                SseNext::End
+            }
             Ok(f) => SseNext::Event(f.into_event()),
             Err(RecvTimeoutError::Timeout) => SseNext::Idle,
             Err(RecvTimeoutError::Disconnected) => SseNext::End,

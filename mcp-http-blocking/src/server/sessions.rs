@@ -280,17 +280,45 @@ impl LegacySession {
         let resumable = self.kind == Kind::Streamable;
         let last = stream.push(self, &msg, is_answer, resumable)?;
         if last {
-            let mut st = lock(&self.state);
-            st.finished.push_back(stream.no);
-            while st.finished.len() > KEEP_FINISHED_STREAMS {
-                if let Some(old) = st.finished.pop_front() {
-                    if st.streams.remove(&old).is_some_and(|s| s.stored()) {
-                        self.store.forget(&self.key(old));
-                    }
+            self.finish_stream(stream.no);
+        }
+        Ok(())
+    }
+
+    /// Request `id` gets no answer (it was cancelled): its stream ends once none of its
+    /// requests is pending, as if its last answer had gone out, so its connection, its place
+    /// under the per-session stream limit and its pending JSON answer are freed at once and a
+    /// later resumption finds it over. The route stays (until the stream is forgotten) so that
+    /// late messages about the request are dropped rather than sent on the standalone stream.
+    pub fn unanswered(&self, id: &RequestId) {
+        if self.kind != Kind::Streamable {
+            return;
+        }
+        let stream = {
+            let st = lock(&self.state);
+            match st.routes.get(id).and_then(|no| st.streams.get(no)) {
+                Some(s) if s.no != 0 => s.clone(),
+                _ => return,
+            }
+        };
+        if stream.end_unanswered() {
+            self.finish_stream(stream.no);
+        }
+    }
+
+    /// Stream `no` is over: it joins the finished ones (no longer counted as live), and the
+    /// oldest finished ones are forgotten.
+    fn finish_stream(&self, no: u64) {
+        let mut st = lock(&self.state);
+        st.finished.push_back(no);
+        while st.finished.len() > KEEP_FINISHED_STREAMS {
+            if let Some(old) = st.finished.pop_front() {
+                st.routes.retain(|_, n| *n != old);
+                if st.streams.remove(&old).is_some_and(|s| s.stored()) {
+                    self.store.forget(&self.key(old));
                 }
             }
         }
-        Ok(())
     }
 
     /// Lets go of the connection that writes the stream of request `related` (its writer sees
@@ -378,6 +406,34 @@ impl Stream {
                 escape: None,
             }),
         }
+    }
+
+    /// One request of the stream will get no answer; true when that made the stream end (no
+    /// request left pending). Its connection is told by [`Frame::unanswered`]; an answer still
+    /// held by an inline handler's thread starts elsewhere, so it does not wait for a handler
+    /// that may not notice its cancellation soon.
+    fn end_unanswered(&self) -> bool {
+        let (ended, escape) = {
+            let mut i = lock(&self.inner);
+            if i.done || i.pending == 0 {
+                return false;
+            }
+            i.pending -= 1;
+            if i.pending > 0 {
+                return false;
+            }
+            i.done = true;
+            if let Some(tx) = i.tx.take() {
+                // A full channel belongs to a reader that is behind: dropping the sender
+                // ends its stream all the same.
+                let _ = tx.try_send(Frame::unanswered());
+            }
+            (true, i.escape.take())
+        };
+        if let Some(e) = escape {
+            e.fire(false);
+        }
+        ended
     }
 
     fn stored(&self) -> bool {
@@ -547,6 +603,12 @@ impl Outbound for LegacyOutbound {
 
     fn close_stream(&self, related: &RequestId) -> bool {
         self.0.upgrade().is_some_and(|s| s.release_stream(related))
+    }
+
+    fn unanswered(&self, id: &RequestId) {
+        if let Some(s) = self.0.upgrade() {
+            s.unanswered(id);
+        }
     }
 }
 

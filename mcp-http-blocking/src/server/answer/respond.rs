@@ -74,6 +74,18 @@ pub(crate) fn json_answer(modern: bool, f: Frame) -> HttpResponse {
     HttpResponse::json(status, f.json)
 }
 
+/// The answer to a POST whose every request was cancelled before its answer started:
+/// `204 No Content`. Why this one: the client said it no longer wants the answer, and the
+/// cancellation rule is that the receiver SHOULD NOT send a response for a cancelled request
+/// (and the sender SHOULD ignore one that comes anyway), so no JSON-RPC message fits; a 2xx
+/// without a body ends the exchange at once, cannot be mistaken for an answer, and keeps the
+/// connection for the next request; `202 Accepted` would say the answer comes elsewhere (the
+/// 2024-11-05 transport's meaning), and an error status would report a failure where the
+/// client got what it asked for.
+fn cancelled_answer() -> HttpResponse {
+    HttpResponse::empty(204)
+}
+
 /// Turns a stream's channel into the HTTP answer: plain JSON when the client accepts only
 /// JSON, or when the answer arrives alone within the JSON window; SSE otherwise. `window` is what is left of that window.
 pub(crate) fn answer(
@@ -88,10 +100,12 @@ pub(crate) fn answer(
     if !a.accept_sse {
         let deadline = Instant::now() + cfg.request_timeout;
         let mut answers = Vec::new();
+        let mut cancelled = false;
         loop {
             match rx.recv_deadline(deadline) {
                 Ok(f) => {
                     let last = f.last;
+                    cancelled |= f.is_unanswered();
                     if f.is_response {
                         answers.push(f);
                     }
@@ -111,6 +125,9 @@ pub(crate) fn answer(
             }
         }
         on_end(StreamEnd::Completed);
+        if cancelled && answers.is_empty() && a.refused.is_empty() {
+            return cancelled_answer();
+        }
         return if a.single {
             match answers.into_iter().next() {
                 Some(f) => json_of(f),
@@ -129,6 +146,14 @@ pub(crate) fn answer(
     let mut initial = a.prefix;
     initial.extend(a.refused.iter().map(|j| sse_event(None, None, j)));
     match rx.recv_timeout(window) {
+        Ok(f) if f.is_unanswered() => {
+            on_end(StreamEnd::Completed);
+            if a.refused.is_empty() {
+                cancelled_answer()
+            } else {
+                HttpResponse::json(200, json_array(a.refused))
+            }
+        }
         Ok(f) if f.last && a.single => {
             on_end(StreamEnd::Completed);
             json_of(f)
