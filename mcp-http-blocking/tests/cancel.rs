@@ -143,8 +143,14 @@ fn a_cancelled_sse_stream_ends_at_once_and_a_resumption_finds_it_over() {
     cancel(f.addr, &sid, 2);
     let after = sse.next();
     let took = t0.elapsed();
-    assert!(after.is_none(), "nothing is written for a cancelled request: {after:?}");
-    assert!(took < BOUND, "the stream ended {took:?} after the cancellation");
+    assert!(
+        after.is_none(),
+        "nothing is written for a cancelled request: {after:?}"
+    );
+    assert!(
+        took < BOUND,
+        "the stream ended {took:?} after the cancellation"
+    );
 
     // A resumption from the priming event finds the stream over, with nothing in it.
     let resume_hs = [
@@ -155,7 +161,10 @@ fn a_cancelled_sse_stream_ends_at_once_and_a_resumption_finds_it_over() {
     ];
     let mut resumed = SseClient::open(f.addr, "GET", "/mcp", &resume_hs, b"");
     assert_eq!(resumed.status, 200);
-    assert!(resumed.next().is_none(), "a resumed cancelled stream is over");
+    assert!(
+        resumed.next().is_none(),
+        "a resumed cancelled stream is over"
+    );
 }
 
 #[test]
@@ -199,9 +208,52 @@ fn cancelled_requests_give_back_their_stream_places() {
         wait(&f.started);
         cancel(f.addr, &sid, id);
         let r = read_response(&mut BufReader::new(conn));
-        assert_eq!(r.status, 204, "call {id}: {}", String::from_utf8_lossy(&r.body));
+        assert_eq!(
+            r.status,
+            204,
+            "call {id}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
     }
     let r = post(f.addr, &sid, ACCEPT_BOTH, &rpc(99, "ping", json!({})));
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["id"], 99);
+}
+#[test]
+fn a_2026_handler_sees_the_hang_up_at_once() {
+    let f = start(HttpConfig::default());
+    let version = "2026-07-28";
+    let body = rpc(
+        5,
+        "tools/call",
+        json!({"name": "watch", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}),
+    );
+    let hs = [
+        ACCEPT_BOTH,
+        JSON_CT,
+        ("MCP-Protocol-Version", version),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "watch"),
+    ];
+    let mut conn = connect(f.addr);
+    write_request(&mut conn, "POST", "/mcp", &hs, &body);
+    // The head of the SSE answer comes once the JSON window is over: the exchange is running.
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let (status, _) = common::read_head(&mut reader);
+    assert_eq!(status, 200);
+    let t0 = Instant::now();
+    conn.shutdown(std::net::Shutdown::Both).unwrap();
+    drop(conn);
+    drop(reader);
+    f.saw_cancel
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the handler saw its cancellation");
+    let took = t0.elapsed();
+    assert!(
+        took < BOUND,
+        "the handler saw the hang-up {took:?} after it"
+    );
 }

@@ -145,6 +145,12 @@ pub(crate) fn answer(
     }
     let mut initial = a.prefix;
     initial.extend(a.refused.iter().map(|j| sse_event(None, None, j)));
+    // In 2026-07-28 the client's hang-up is the request's cancellation: its writer watches
+    // for it (see `SseBody::set_hangup`).
+    let sse = |initial, rx, on_end| {
+        let body = SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end));
+        sse_response(if modern { body.hangup_matters() } else { body })
+    };
     match rx.recv_timeout(window) {
         Ok(f) if f.is_unanswered() => {
             on_end(StreamEnd::Completed);
@@ -160,11 +166,9 @@ pub(crate) fn answer(
         }
         Ok(f) => {
             initial.push(f.into_event());
-            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
+            sse(initial, rx, on_end)
         }
-        Err(RecvTimeoutError::Timeout) => {
-            sse_response(SseBody::new(initial, Some(rx), cfg.keepalive, Some(on_end)))
-        }
+        Err(RecvTimeoutError::Timeout) => sse(initial, rx, on_end),
         Err(RecvTimeoutError::Disconnected) => {
             on_end(StreamEnd::Completed);
             sse_response(SseBody::new(initial, None, cfg.keepalive, None))

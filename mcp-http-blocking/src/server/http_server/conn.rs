@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use super::Shared;
 use super::parse::{BodyReader, HeadError, read_head};
@@ -77,6 +77,43 @@ fn close(sock: &Socket, unread: bool) {
         }
     }
     let _ = sock.0.shutdown(Shutdown::Both);
+}
+
+/// Watches `sock` for the client's hang-up, on a worker of `exec`: a blocking read that
+/// returns at the client's FIN or reset (bytes the client still sends are dropped: only SSE
+/// answers are watched, and their connection closes after them). The receiver gets a message
+/// then; the watch ends by itself when the connection closes after the answer. Why a thread and
+/// not the keep-alive: a write to a gone client may still succeed, so the writer notices a
+/// hang-up only up to two keep-alives (30 s) later, and in the 2026-07-28 era the hang-up is
+/// the request's cancellation, which the handler should see at once.
+fn watch_hangup(exec: &mcp_core::executor::Executor, sock: &Socket) -> Option<Receiver<()>> {
+    let (tx, rx) = bounded(1);
+    let mut s = sock.clone();
+    let started = exec.try_execute(move || {
+        let mut buf = [0u8; 512];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        let _ = tx.try_send(());
+    });
+    match started {
+        Ok(()) => Some(rx),
+        Err(e) => {
+            log::debug!("no hang-up watch for a stream: {e}");
+            None
+        }
+    }
 }
 
 /// The status that answers a head that could not be read, if any.
@@ -153,7 +190,7 @@ pub(super) fn serve(
             Ok(h) => h,
             Err(e) => {
                 if let Some(r) = refusal(&e) {
-                    let _ = write_response(&mut sock.clone(), r, false, false);
+                    let _ = write_response(&mut sock.clone(), r, false, false, None);
                 }
                 close(&sock, !matches!(e, HeadError::Closed | HeadError::Io));
                 return;
@@ -173,7 +210,7 @@ pub(super) fn serve(
         let Some(slot) = shared.enter() else {
             let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
             let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
-            if write_response(&mut sock.clone(), busy, reuse, http10) == After::Close {
+            if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
                 let unread = !body.finished();
                 close(&sock, unread);
                 return;
@@ -188,9 +225,17 @@ pub(super) fn serve(
             let answers = Arc::clone(shared);
             Box::new(move |d: Deferred| {
                 handed.store(true, Ordering::SeqCst);
+                let watcher = Arc::clone(&answers);
                 let started = answers.answers.execute(move || {
                     let _token = token;
-                    let after = write_response(&mut sock.clone(), d.run(), wants_more, http10);
+                    let watch = || watch_hangup(&watcher.hangups, &sock);
+                    let after = write_response(
+                        &mut sock.clone(),
+                        d.run(),
+                        wants_more,
+                        http10,
+                        Some(&watch),
+                    );
                     let _ = done_tx.send(after);
                 });
                 if let Err(e) = started {
@@ -230,7 +275,8 @@ pub(super) fn serve(
         // SSE stream has its own bounds (sessions times streams per session, connections).
         drop(slot);
         let reuse = wants_more && body_done && !shared.stopping.load(Ordering::SeqCst);
-        if write_response(&mut sock.clone(), resp, reuse, http10) == After::Close {
+        let watch = || watch_hangup(&shared.hangups, &sock);
+        if write_response(&mut sock.clone(), resp, reuse, http10, Some(&watch)) == After::Close {
             close(&sock, !body_done);
             return;
         }

@@ -204,6 +204,13 @@ impl HttpServer {
                 .idle_timeout(IDLE_THREAD_TIMEOUT)
                 .build()
                 .map_err(Error::Io)?,
+            hangups: Executor::builder()
+                .name("mcp-http-hangup")
+                .max_threads(self.max_connections)
+                .queue(1)
+                .idle_timeout(IDLE_THREAD_TIMEOUT)
+                .build()
+                .map_err(Error::Io)?,
         });
         let sweeper = self.core.spawn_sweeper().map_err(Error::Io)?;
         let listener = self.listener.try_clone().map_err(Error::Io)?;
@@ -263,6 +270,9 @@ pub(super) struct Shared {
     /// Runs the answers that start before their handler is done (see `answer::escape`); at
     /// most one per connection.
     pub(super) answers: Executor,
+    /// Watches the connections of 2026-07-28 SSE answers for the client's hang-up (the
+    /// request's cancellation), one blocking read each, up to `max_connections`.
+    pub(super) hangups: Executor,
 }
 
 impl Shared {

@@ -3,6 +3,8 @@
 
 use std::io::{self, Write};
 
+use crossbeam_channel::Receiver;
+
 use crate::server::http::{Body, HttpResponse, SseBody, SseNext, StreamEnd};
 
 /// How the connection goes on after a response.
@@ -64,6 +66,7 @@ pub(super) fn write_response(
     resp: HttpResponse,
     keep_alive: bool,
     http10: bool,
+    hangup: Hangup<'_>,
 ) -> After {
     let HttpResponse {
         status,
@@ -91,12 +94,23 @@ pub(super) fn write_response(
                 }
             }
         }
-        Body::Sse(sse) => {
+        Body::Sse(mut sse) => {
+            if sse.wants_hangup_watch() {
+                if let Some(rx) = hangup.and_then(|watch| watch()) {
+                    sse.set_hangup(rx);
+                }
+            }
             write_sse(w, status, &headers, sse, !http10, http10);
             After::Close
         }
     }
 }
+
+/// Starts watching the response's connection for the client's hang-up, for a stream that
+/// needs it (see `SseBody::set_hangup`): the receiver gets a message, or disconnects, when the
+/// client is gone. `None` when no watch could start (the stream then learns of the hang-up at
+/// its next write, as any other).
+pub(super) type Hangup<'a> = Option<&'a dyn Fn() -> Option<Receiver<()>>>;
 
 fn chunk(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
     if chunked {
@@ -126,6 +140,11 @@ fn write_sse(
     let mut ok = flush_out(w, &mut buf).is_ok();
     while ok {
         let next = sse.next_event();
+        if sse.hung_up() {
+            // Nobody reads the rest: nothing more is written, and the owner learns it now.
+            ok = false;
+            break;
+        }
         let end = matches!(next, SseNext::End);
         match next {
             SseNext::Event(e) => chunk(&mut buf, &e, chunked),
@@ -157,7 +176,7 @@ mod tests {
 
     fn text(resp: HttpResponse, keep: bool, http10: bool) -> (String, After) {
         let mut out = Vec::new();
-        let after = write_response(&mut out, resp, keep, http10);
+        let after = write_response(&mut out, resp, keep, http10, None);
         (String::from_utf8(out).unwrap(), after)
     }
 
