@@ -70,12 +70,11 @@ fn not_a_jsonrpc_message_is_invalid_request() {
         assert_eq!(r["id"], id, "{line}: {r}");
         assert_eq!(r["error"]["code"], -32600, "{line}: {r}");
     }
-    // A batch of two invalid elements: one error each.
+    // A batch in a revision without batches: refused as a whole (one error, id null).
     s.write(b"[1,2]\n");
-    for _ in 0..2 {
-        let r = s.recv();
-        assert_eq!(r["error"]["code"], -32600, "{r}");
-    }
+    let r = s.recv();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert_eq!(r["id"], json!(null), "{r}");
     // An invalid notification is dropped, never answered: the next line is the ping's answer.
     s.write(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":\"x\"}\n");
     s.assert_alive("after-invalid");
@@ -84,7 +83,14 @@ fn not_a_jsonrpc_message_is_invalid_request() {
 #[test]
 fn a_batch_is_answered_one_line_per_request() {
     let mut s = RawServer::spawn();
-    s.initialize();
+    // The one revision with batches.
+    s.initialize_as("2025-03-26");
+    // A batch of two invalid elements: one error each.
+    s.write(b"[1,2]\n");
+    for _ in 0..2 {
+        let r = s.recv();
+        assert_eq!(r["error"]["code"], -32600, "{r}");
+    }
     s.write(
         br#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]
 "#,

@@ -722,6 +722,37 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, Decod
     }
 }
 
+/// The one rule on batches, for every transport: a batch is taken only where the revision the
+/// session negotiated has batches (2025-03-26; `None`, nothing negotiated yet, has none, since
+/// the first message must be `initialize` alone), and never with an `initialize` request in it
+/// (2025-03-26 lifecycle: "The initialization request MUST NOT be part of a JSON-RPC batch").
+/// Transports decode with [`decode_incoming`] and then ask this, so stdio and HTTP refuse the
+/// same batches with the same error.
+///
+/// # Errors
+/// -32600 (id null: the batch as a whole is refused) saying which rule it broke.
+pub fn check_batch(
+    negotiated: Option<crate::version::ProtocolVersion>,
+    items: &[Result<Message, DecodeError>],
+) -> Result<(), DecodeError> {
+    if !negotiated.is_some_and(crate::version::ProtocolVersion::allows_batches) {
+        return Err(DecodeError::invalid(
+            None,
+            "JSON-RPC batches are not supported by the negotiated protocol revision",
+        ));
+    }
+    let has_init = items
+        .iter()
+        .any(|m| matches!(m, Ok(Message::Request(r)) if r.method == "initialize"));
+    if has_init {
+        return Err(DecodeError::invalid(
+            None,
+            "initialize must not be part of a JSON-RPC batch",
+        ));
+    }
+    Ok(())
+}
+
 /// The first byte after JSON whitespace.
 fn first_byte(text: &str) -> Option<u8> {
     text.bytes()
@@ -1251,6 +1282,38 @@ pub fn encode_batch(messages: &[Message]) -> Vec<u8> {
     }
     out.push(b']');
     out
+}
+
+#[cfg(test)]
+mod batch_rule_tests {
+    use super::*;
+    use crate::version::ProtocolVersion as V;
+
+    fn batch(text: &str) -> Vec<Result<Message, DecodeError>> {
+        match decode_incoming(text.as_bytes(), true).unwrap() {
+            Payload::Batch(b) => b,
+            Payload::Single(_) => panic!("not a batch"),
+        }
+    }
+
+    #[test]
+    fn batches_only_in_2025_03_26_and_never_with_initialize() {
+        let pings = batch(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert!(check_batch(Some(V::V2025_03_26), &pings).is_ok());
+        for v in [
+            None,
+            Some(V::V2024_11_05),
+            Some(V::V2025_06_18),
+            Some(V::V2025_11_25),
+        ] {
+            assert!(check_batch(v, &pings).is_err(), "{v:?}");
+        }
+        let init = batch(
+            r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+        );
+        let e = check_batch(Some(V::V2025_03_26), &init).unwrap_err();
+        assert!(e.to_string().contains("initialize"), "{e}");
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,10 @@ use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
 use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Message, Payload as Incoming, codes};
+use mcp_core::version::ProtocolVersion;
+use std::sync::Arc;
+
+use crate::negotiated::Negotiated;
 
 /// The default longest line accepted: 4 MiB, well above any sane MCP message, well below what
 /// would hurt a small machine.
@@ -183,6 +187,8 @@ pub struct MessageReader<R> {
     line: Vec<u8>,
     queued: VecDeque<Result<Message, DecodeError>>,
     done: bool,
+    /// A server's session: batches follow the revision it negotiated.
+    negotiated: Option<Arc<Negotiated>>,
 }
 
 impl<R: Read> MessageReader<BufReader<R>> {
@@ -204,7 +210,15 @@ impl<R: BufRead> MessageReader<R> {
             line: Vec::new(),
             queued: VecDeque::new(),
             done: false,
+            negotiated: None,
         }
+    }
+
+    /// Follows the batch rule of every transport for a server's session: a batch only where
+    /// the revision `negotiated` learned has them (and never with `initialize`).
+    pub(crate) fn with_negotiated(mut self, negotiated: Arc<Negotiated>) -> Self {
+        self.negotiated = Some(negotiated);
+        self
     }
 
     /// Sets the longest line accepted, in bytes (at least 1).
@@ -272,8 +286,22 @@ impl<R: BufRead> MessageReader<R> {
                 Ok(LineRead::Line) => {
                     return match jsonrpc::decode_incoming(&self.line, self.allow_batches) {
                         Err(e) => Some(Err(FrameError::Decode(e))),
-                        Ok(Incoming::Single(m)) => Some(Ok(m)),
+                        Ok(Incoming::Single(m)) => {
+                            if let Some(n) = &self.negotiated {
+                                n.incoming(&m);
+                            }
+                            Some(Ok(m))
+                        }
                         Ok(Incoming::Batch(items)) => {
+                            // One rule for stdio and HTTP; a reader of no session (batches
+                            // allowed by its owner) still never takes `initialize` in one.
+                            let negotiated = match &self.negotiated {
+                                Some(n) => n.version(),
+                                None => Some(ProtocolVersion::V2025_03_26),
+                            };
+                            if let Err(e) = jsonrpc::check_batch(negotiated, &items) {
+                                return Some(Err(FrameError::Decode(e)));
+                            }
                             self.queued.extend(items);
                             // decode_incoming never yields an empty batch.
                             self.queued

@@ -83,6 +83,7 @@ mod child;
 mod connection;
 mod error;
 mod framing;
+mod negotiated;
 mod output;
 mod reading;
 mod server;

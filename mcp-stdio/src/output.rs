@@ -12,6 +12,7 @@ use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::service::{Closed, Outbound};
 
 use crate::framing::MessageWriter;
+use crate::negotiated::Negotiated;
 use crate::reading::HandOff;
 
 /// The output stream, shared by the writer thread and the senders' fast path.
@@ -84,15 +85,22 @@ pub(crate) struct StdioOutbound {
     /// The reading, which `will_block` hands to another thread (weak: the reading holds the
     /// session, which holds this).
     hand_off: OnceLock<Weak<dyn HandOff>>,
+    /// Learns the negotiated revision from the answer to `initialize` (for the batch rule).
+    negotiated: Arc<Negotiated>,
 }
 
 impl StdioOutbound {
     /// Sends through `queue` to the writer thread, or writes to `output` directly.
-    pub(crate) fn new(queue: Sender<Message>, output: Arc<SharedOutput>) -> StdioOutbound {
+    pub(crate) fn new(
+        queue: Sender<Message>,
+        output: Arc<SharedOutput>,
+        negotiated: Arc<Negotiated>,
+    ) -> StdioOutbound {
         StdioOutbound {
             queue,
             output,
             hand_off: OnceLock::new(),
+            negotiated,
         }
     }
 
@@ -132,6 +140,7 @@ impl StdioOutbound {
 
 impl Outbound for StdioOutbound {
     fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+        self.negotiated.outgoing(&msg);
         if self.try_direct(&msg) {
             return Ok(());
         }

@@ -36,6 +36,7 @@ use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
 
 use crate::error::Error;
 use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
+use crate::negotiated::Negotiated;
 use crate::output::{SharedOutput, StdioOutbound, write_loop};
 use crate::reading::{HandOff, Reading, Role};
 
@@ -131,8 +132,10 @@ impl ConfigBuilder {
     /// Whether a JSON-RPC batch (a JSON array; only the 2025-03-26 revision has them) is
     /// accepted. When true, the batch is split and each element handed to the session on its
     /// own; the answers go out as separate lines, not as one array. When false, a batch is
-    /// answered with -32600. The transport cannot know the negotiated revision, so the default is
-    /// true: a client of a later revision never sends batches, and one of 2025-03-26 may.
+    /// answered with -32600. Even when true, batches follow the rule of every transport
+    /// (`mcp_core::jsonrpc::check_batch`): taken only once `initialize` was answered with a
+    /// revision that has them (2025-03-26; the transport reads the answer on its way out),
+    /// never with `initialize` inside. False refuses them in that revision too.
     pub fn allow_batches(mut self, allow: bool) -> Self {
         self.config.allow_batches = allow;
         self
@@ -211,7 +214,12 @@ where
             .build()
             .map_err(Error::Io)?,
     );
-    let outbound = Arc::new(StdioOutbound::new(queue_tx, Arc::clone(&shared_out)));
+    let negotiated = Arc::new(Negotiated::default());
+    let outbound = Arc::new(StdioOutbound::new(
+        queue_tx,
+        Arc::clone(&shared_out),
+        Arc::clone(&negotiated),
+    ));
     let session = service.open(
         SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
         outbound.clone(),
@@ -236,7 +244,8 @@ where
         let role = Role {
             reader: MessageReader::new(BufReader::with_capacity(64 * 1024, input))
                 .with_max_line_len(config.max_line_len)
-                .with_batches(config.allow_batches),
+                .with_batches(config.allow_batches)
+                .with_negotiated(negotiated),
             done: DoneSignal::new(done_tx.clone(), Side::Reader),
         };
         let reading = Reading::new(

@@ -72,6 +72,16 @@ impl Session for EchoSession {
             _ => return,
         };
         match r.method.as_str() {
+            "initialize" => {
+                // Agrees to the revision asked for: the transport reads it from this answer.
+                let v = r.params_value()["protocolVersion"].clone();
+                let _ = out.send(
+                    Response::new(r.id.clone(), &serde_json::json!({ "protocolVersion": v }))
+                        .unwrap()
+                        .into(),
+                    Some(&r.id),
+                );
+            }
             "ping" => {
                 let _ = out.send(
                     Response::new(r.id.clone(), &serde_json::json!({}))
@@ -215,6 +225,15 @@ impl Harness {
         ));
     }
 
+    /// Negotiates revision `version` (the echo service agrees to any).
+    fn initialize(&mut self, version: &str) {
+        self.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":"init","method":"initialize","params":{{"protocolVersion":"{version}"}}}}"#
+        ));
+        let answer = self.read().unwrap();
+        assert_eq!(answer.id(), Some(&RequestId::from("init")), "{answer:?}");
+    }
+
     /// The next line from the server, or `None` at EOF.
     fn read(&mut self) -> Option<Message> {
         let mut line = String::new();
@@ -296,6 +315,7 @@ fn bad_lines_are_answered_and_reading_goes_on() {
 #[test]
 fn batches_are_split_or_refused() {
     let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
     h.send_line(
         r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}},{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}]"#,
     );
@@ -305,11 +325,63 @@ fn batches_are_split_or_refused() {
     h.result().unwrap();
 
     let mut h = start(Config::builder().allow_batches(false).build(), false, false);
+    h.initialize("2025-03-26");
     h.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#);
     assert_eq!(
         error_code(&h.read().unwrap()),
         (codes::INVALID_REQUEST, None)
     );
+    h.eof();
+    h.result().unwrap();
+}
+
+/// One batch rule for stdio and HTTP (issue 20): a batch only once `initialize` was answered
+/// with a revision that has batches (2025-03-26), never with `initialize` inside.
+#[test]
+fn batches_follow_the_negotiated_revision_and_never_carry_initialize() {
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}}]"#;
+    let init_batch = r#"[{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26"}}]"#;
+
+    // Nothing negotiated: `[initialize]` is refused as a whole, and nothing ran.
+    let mut h = start(Config::default(), false, false);
+    h.send_line(init_batch);
+    assert_eq!(
+        error_code(&h.read().unwrap()),
+        (codes::INVALID_REQUEST, None)
+    );
+    h.send_line(batch);
+    assert_eq!(
+        error_code(&h.read().unwrap()),
+        (codes::INVALID_REQUEST, None)
+    );
+    h.echo(2, "alone");
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(2)));
+    h.eof();
+    h.result().unwrap();
+
+    // A revision without batches refuses them.
+    let mut h = start(Config::default(), false, false);
+    h.initialize("2025-06-18");
+    h.send_line(batch);
+    assert_eq!(
+        error_code(&h.read().unwrap()),
+        (codes::INVALID_REQUEST, None)
+    );
+    h.eof();
+    h.result().unwrap();
+
+    // 2025-03-26 takes them, but not with `initialize` inside.
+    let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
+    h.send_line(batch);
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
+    h.send_line(init_batch);
+    let refused = h.read().unwrap();
+    assert_eq!(error_code(&refused), (codes::INVALID_REQUEST, None));
+    let Message::Error(e) = &refused else {
+        unreachable!()
+    };
+    assert!(e.error.message.contains("initialize"), "{e:?}");
     h.eof();
     h.result().unwrap();
 }
@@ -598,6 +670,7 @@ fn members_are_read_by_value() {
 #[test]
 fn arrays_are_not_requests() {
     let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
     // A batch of one positional array: one invalid element.
     h.send_line(r#"[["2.0",6,"echo",{"text":"positional"}]]"#);
     // A positional array alone is a batch of four invalid elements.
@@ -614,6 +687,7 @@ fn arrays_are_not_requests() {
 #[test]
 fn invalid_notifications_are_never_answered() {
     let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
     for line in [
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#,
         r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#,
@@ -635,6 +709,7 @@ fn invalid_notifications_are_never_answered() {
 #[test]
 fn a_batch_runs_the_first_of_duplicate_ids_and_refuses_the_others() {
     let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
     h.send_line(concat!(
         r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"first"}},"#,
         r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"second"}},"#,
@@ -697,7 +772,7 @@ fn expected_answer(item: Result<Message, mcp_stdio::FrameError>) -> Option<Answe
     use mcp_stdio::FrameError;
     match item {
         Ok(Message::Request(r)) => Some(match r.method.as_str() {
-            "echo" | "ping" => Answer::Result(r.id),
+            "echo" | "ping" | "initialize" => Answer::Result(r.id),
             _ => Answer::Error(Some(r.id), codes::METHOD_NOT_FOUND),
         }),
         Ok(Message::Notification(n)) => Some(Answer::Heard(n.method)),
@@ -732,6 +807,8 @@ fn hostile_lines_get_exactly_their_answers() {
     );
     // A missing answer fails the test instead of hanging it.
     h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    // The revision with batches, so the server judges them as a reader of no session does.
+    h.initialize("2025-03-26");
     for round in 0..rounds {
         let lines: Vec<_> = (0..=rng.below(6)).map(|_| line(&mut rng)).collect();
         let mut payload = Vec::new();

@@ -463,14 +463,19 @@ impl RawServer {
 
     /// Opens a legacy session.
     pub fn initialize(&mut self) {
+        self.initialize_as("2025-11-25");
+    }
+
+    /// Opens a legacy session of revision `version` (2025-03-26 for batches).
+    pub fn initialize_as(&mut self, version: &str) {
         self.send(
             &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": version, "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"}}}),
         );
         let r = self.recv();
         assert_eq!(r["id"], "init", "{r}");
-        assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{r}");
+        assert_eq!(r["result"]["protocolVersion"], version, "{r}");
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use mcp_core::jsonrpc::{
-    DecodeError, ErrorObject, Message, Payload as Incoming, codes, decode_incoming,
+    DecodeError, ErrorObject, Message, Payload as Incoming, check_batch, codes, decode_incoming,
 };
 use mcp_core::service::Service;
 use mcp_core::types::methods;
@@ -464,10 +464,9 @@ impl StreamableHttp {
         let msgs: Vec<Result<Message, DecodeError>> = match incoming {
             Incoming::Single(m) => vec![Ok(m)],
             Incoming::Batch(b) => {
-                if !sess.version().is_some_and(ProtocolVersion::allows_batches) {
-                    return Reply::Now(err400(
-                        "JSON-RPC batches are not supported by the negotiated protocol revision",
-                    ));
+                // The rule stdio follows too (see `mcp_core::jsonrpc::check_batch`).
+                if let Err(e) = check_batch(sess.version(), &b) {
+                    return Reply::Now(err400(e.to_string()));
                 }
                 b
             }
