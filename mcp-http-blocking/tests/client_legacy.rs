@@ -332,3 +332,148 @@ fn an_http_sse_server_of_2024_11_05_is_reached_through_its_endpoint_event() {
     c.close();
     h.shutdown();
 }
+
+/// A scripted server of the 2024-11-05 HTTP+SSE era at `/mcp` whose answer to a POST there is
+/// `status`: it records what it saw ("POST /mcp", "GET /mcp") and answers `initialize` on its
+/// SSE stream.
+struct OldServer {
+    addr: std::net::SocketAddr,
+    seen: Receiver<String>,
+}
+
+fn old_server(status: u16) -> OldServer {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::{Arc, Mutex};
+
+    fn head(r: &mut BufReader<TcpStream>) -> Option<(String, usize)> {
+        let mut line = String::new();
+        r.read_line(&mut line).ok()?;
+        let first = line
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut len = 0;
+        loop {
+            let mut l = String::new();
+            if r.read_line(&mut l).ok()? == 0 {
+                return None;
+            }
+            let l = l.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((n, v)) = l.split_once(':') {
+                if n.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().ok()?;
+                }
+            }
+        }
+        Some((first, len))
+    }
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, seen) = crossbeam_channel::bounded(64);
+    let stream: Arc<Mutex<Option<TcpStream>>> = Arc::default();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let (tx, stream) = (tx.clone(), stream.clone());
+            std::thread::spawn(move || {
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                while let Some((what, len)) = head(&mut r) {
+                    let mut body = vec![0; len];
+                    if r.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let _ = tx.try_send(what.clone());
+                    match what.as_str() {
+                        "POST /mcp" => {
+                            let _ = write!(
+                                w,
+                                "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            );
+                            return;
+                        }
+                        "GET /mcp" => {
+                            let _ = write!(
+                                w,
+                                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages\n\n"
+                            );
+                            *stream.lock().unwrap() = w.try_clone().ok();
+                        }
+                        _ => {
+                            let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
+                            if msg["method"] == "initialize" {
+                                let answer = json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                                    "protocolVersion": "2024-11-05", "capabilities": {},
+                                    "serverInfo": {"name": "old", "version": "1"}}});
+                                if let Some(s) = stream.lock().unwrap().as_mut() {
+                                    let _ = write!(s, "event: message\ndata: {answer}\n\n");
+                                }
+                            }
+                            let _ = write!(w, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n");
+                        }
+                    }
+                }
+            });
+        }
+    });
+    OldServer { addr, seen }
+}
+
+fn initialize_old() -> Message {
+    req(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    )
+}
+
+/// The backwards-compatibility rule (issue 20): any 4xx to the `initialize` POST means try the
+/// old transport, not only 400, 404 and 405.
+#[test]
+fn any_4xx_to_initialize_falls_back_to_http_sse() {
+    for status in [410, 415, 422] {
+        let s = old_server(status);
+        let mut c = HttpClient::connect(
+            &format!("http://{}/mcp", s.addr),
+            HttpClientConfig::default(),
+        )
+        .unwrap();
+        c.sender().send(initialize_old()).unwrap();
+        let m = next(&c.receiver());
+        assert_eq!(result(&m)["protocolVersion"], "2024-11-05", "HTTP {status}");
+        assert_eq!(s.seen.recv_timeout(WAIT).unwrap(), "POST /mcp");
+        assert_eq!(s.seen.recv_timeout(WAIT).unwrap(), "GET /mcp");
+        c.close();
+    }
+}
+
+/// ... but 401 and 403 belong to the authorization flow: the `initialize` fails, and the client
+/// never tries the old transport.
+#[test]
+fn a_401_or_403_to_initialize_is_no_fallback() {
+    for status in [401, 403] {
+        let s = old_server(status);
+        let mut c = HttpClient::connect(
+            &format!("http://{}/mcp", s.addr),
+            HttpClientConfig::default(),
+        )
+        .unwrap();
+        c.sender().send(initialize_old()).unwrap();
+        match c.receiver().recv_timeout(WAIT).expect("an event") {
+            Incoming::Message(Message::Error(_)) | Incoming::Failed { .. } => {}
+            other => panic!("HTTP {status}: expected a failure, got {other:?}"),
+        }
+        assert_eq!(s.seen.recv_timeout(WAIT).unwrap(), "POST /mcp");
+        assert!(
+            s.seen.try_recv().is_err(),
+            "HTTP {status}: no GET for the old transport"
+        );
+        c.close();
+    }
+}

@@ -162,6 +162,13 @@ fn handle(
     if let Some(h) = req.headers().iter().find(|h| h.field.equiv("DPoP")) {
         params.insert("dpop".into(), h.value.to_string());
     }
+    if let Some(h) = req
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("MCP-Protocol-Version"))
+    {
+        params.insert("mcp-protocol-version".into(), h.value.to_string());
+    }
     let mut s = st.lock().unwrap();
     s.seen.push((what.clone(), params.clone()));
     let p = |k: &str| params.get(k).cloned().unwrap_or_default();
@@ -449,6 +456,16 @@ fn authorization_code_flow_end_to_end() {
     c.sender().send(initialize()).unwrap();
     assert_eq!(ok(&next(&c.receiver()))["protocolVersion"], "2025-11-25");
 
+    // Discovery says which revision it is for (issue 20): the one `initialize` asks for.
+    let meta = s.as_.seen("GET /.well-known/oauth-authorization-server");
+    assert!(!meta.is_empty(), "the metadata was fetched");
+    for m in &meta {
+        assert_eq!(
+            m.get("mcp-protocol-version").map(String::as_str),
+            Some("2025-11-25"),
+            "{m:?}"
+        );
+    }
     let reg = s.as_.seen("POST /register");
     assert_eq!(reg.len(), 1, "one dynamic registration");
     assert!(reg[0]["redirect_uris"].contains(REDIRECT));

@@ -126,6 +126,10 @@ pub struct Challenge {
     /// The response's `DPoP-Nonce` header (RFC 9449 §9): the nonce the server wants in the
     /// next proof, with `error="use_dpop_nonce"`.
     pub dpop_nonce: Option<String>,
+    /// The MCP revision of the refused request (the session's, or the one its `initialize`
+    /// asks for): a provider sends it as `MCP-Protocol-Version` on its discovery requests, so
+    /// the server can answer them for that revision (the authorization spec's SHOULD).
+    pub protocol_version: Option<String>,
 }
 
 impl Challenge {
@@ -148,7 +152,14 @@ impl Challenge {
             scheme,
             params,
             dpop_nonce: None,
+            protocol_version: None,
         }
+    }
+
+    /// The same challenge with the MCP revision of the refused request.
+    pub fn with_protocol_version(mut self, version: Option<String>) -> Challenge {
+        self.protocol_version = version;
+        self
     }
 
     /// The same challenge with the response's `DPoP-Nonce` header value.

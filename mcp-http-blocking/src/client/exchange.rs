@@ -195,7 +195,19 @@ impl Shared {
                 .get("dpop-nonce")
                 .and_then(|v| v.to_str().ok())
                 .map(str::to_owned);
-            let challenge = Challenge::new(status, &self.url, sent, &values).with_dpop_nonce(nonce);
+            // The revision the refused request spoke, else the session's, else the one its
+            // `initialize` asks for: discovery sends it on (see `Challenge::protocol_version`).
+            let version = hs
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(VERSION_HEADER))
+                .map(|(_, v)| v.clone())
+                .or_else(|| {
+                    let st = self.state();
+                    st.version.clone().or_else(|| st.wanted_version.clone())
+                });
+            let challenge = Challenge::new(status, &self.url, sent, &values)
+                .with_dpop_nonce(nonce)
+                .with_protocol_version(version);
             if status == 403 && !challenge.insufficient_scope() {
                 return Ok(resp);
             }
@@ -305,9 +317,13 @@ impl Shared {
         };
         let status = resp.status().as_u16();
         if !(200..300).contains(&status) {
-            // A server of the 2024-11-05 era does not take POSTs at its SSE URL.
+            // A server of the 2024-11-05 era does not take POSTs at its SSE URL. The
+            // backwards-compatibility rule: any 4xx to the `initialize` POST means try the old
+            // transport (a 410 or a 415 as much as a 404), except 401 and 403, which belong to
+            // the authorization flow (the old transport would meet the same refusal).
             if shape.is_initialize
-                && matches!(status, 400 | 404 | 405)
+                && (400..500).contains(&status)
+                && !matches!(status, 401 | 403)
                 && self.may_use_old_sse()
                 && self.old_sse_fallback(lease, id, msg, shape)
             {

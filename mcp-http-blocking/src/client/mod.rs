@@ -23,7 +23,7 @@
 //! after the server's `retry:` delay, a bounded number of times. [`HttpClient::close`] ends
 //! every stream and DELETEs the session.
 //!
-//! Older servers: when `initialize` is refused with 400, 404 or 405, the client tries the
+//! Older servers: when `initialize` is refused with any 4xx but 401 and 403, the client tries the
 //! 2024-11-05 HTTP+SSE transport (GET the URL, POST to the endpoint its `endpoint` event
 //! names, read every answer from that one stream), as the later revisions prescribe.
 //!
@@ -522,6 +522,9 @@ struct State {
     legacy_ready: bool,
     /// The id of the `initialize` request, whose answer names the revision.
     init_id: Option<RequestId>,
+    /// The revision that request asks for (sent on authorization discovery before the
+    /// answer names the session's).
+    wanted_version: Option<String>,
     /// That request as sent, repeated to start a new session when the server forgets one.
     init_body: Option<Vec<u8>>,
     /// What to set up again in such a new session.
@@ -697,6 +700,11 @@ impl Shared {
                 let mut st = self.state();
                 st.init_id = Some(r.id.clone());
                 st.init_body = Some(msg.to_vec());
+                st.wanted_version = r
+                    .params_value()
+                    .get("protocolVersion")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned);
             } else if self.cfg.renew_session {
                 self.state().replay.note(r);
             }

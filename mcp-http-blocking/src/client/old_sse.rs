@@ -1,5 +1,6 @@
 //! The 2024-11-05 HTTP+SSE transport, reached the way later revisions describe for backward
-//! compatibility: when `initialize` POSTed to the URL gets 400, 404 or 405, GET the URL; a
+//! compatibility: when `initialize` POSTed to the URL gets a 4xx other than 401 and 403 (those
+//! are the authorization flow's), GET the URL; a
 //! server of that era answers with an SSE stream whose `endpoint` event names where to POST.
 //! From then on every message is POSTed there (and gets 202), and every answer, notification
 //! and server request comes on that one stream, which is the session.

@@ -143,16 +143,21 @@ pub fn server_metadata_urls(issuer: &Url) -> Vec<String> {
 /// A resource metadata document whose `resource` does not cover the server URL (a server may
 /// not send tokens for another resource's audience our way), one without authorization
 /// servers, an authorization server without metadata, or an unparseable URL.
+///
+/// `version`, the MCP revision the client speaks, goes with every request as
+/// `MCP-Protocol-Version` (the authorization spec: clients SHOULD send it during discovery, so
+/// the server can answer for that revision).
 pub(crate) fn discover(
     http: &Http,
     server_url: &str,
     from_challenge: Option<&str>,
+    version: Option<&str>,
 ) -> Result<Discovered, String> {
     let server =
         Url::parse(server_url).ok_or_else(|| format!("not an http(s) URL: {server_url}"))?;
     let mut prm = None;
     for url in resource_metadata_urls(&server, from_challenge) {
-        match http.get_json(&url) {
+        match http.get_json(&url, version) {
             Ok(Some(doc)) => {
                 prm = Some((url, doc));
                 break;
@@ -162,7 +167,7 @@ pub(crate) fn discover(
         }
     }
     let Some((metadata_url, doc)) = prm else {
-        return legacy(http, &server);
+        return legacy(http, &server, version);
     };
     let resource = doc
         .get("resource")
@@ -182,7 +187,7 @@ pub(crate) fn discover(
         .and_then(|a| a.iter().find_map(Value::as_str))
         .ok_or_else(|| format!("{metadata_url} names no authorization server"))?
         .to_owned();
-    let server_meta = server_metadata(http, &issuer)?;
+    let server_meta = server_metadata(http, &issuer, version)?;
     let resource_scopes = doc
         .get("scopes_supported")
         .and_then(Value::as_array)
@@ -201,12 +206,16 @@ pub(crate) fn discover(
 }
 
 /// Fetches and checks an issuer's metadata (its `issuer` must be the one asked for).
-fn server_metadata(http: &Http, issuer: &str) -> Result<ServerMetadata, String> {
+fn server_metadata(
+    http: &Http,
+    issuer: &str,
+    version: Option<&str>,
+) -> Result<ServerMetadata, String> {
     let parsed =
         Url::parse(issuer).ok_or_else(|| format!("the issuer {issuer:?} is not an http(s) URL"))?;
     let mut last = String::from("not found");
     for url in server_metadata_urls(&parsed) {
-        match http.get_json(&url) {
+        match http.get_json(&url, version) {
             Ok(Some(doc)) => {
                 let Some(meta) = ServerMetadata::from_json(&doc) else {
                     last = format!("{url} has no token endpoint");
@@ -235,10 +244,10 @@ fn server_metadata(http: &Http, issuer: &str) -> Result<ServerMetadata, String> 
 
 /// 2025-03-26: no resource metadata; the authorization server is the MCP server's origin,
 /// with its RFC 8414 metadata there or else the default endpoints.
-fn legacy(http: &Http, server: &Url) -> Result<Discovered, String> {
+fn legacy(http: &Http, server: &Url, version: Option<&str>) -> Result<Discovered, String> {
     let origin = server.origin();
     let url = format!("{origin}/.well-known/oauth-authorization-server");
-    let meta = match http.get_json(&url)? {
+    let meta = match http.get_json(&url, version)? {
         Some(doc) => {
             ServerMetadata::from_json(&doc).ok_or_else(|| format!("{url} has no token endpoint"))?
         }

@@ -56,14 +56,18 @@ impl Http {
     }
 
     /// GETs a JSON object. `Ok(None)` for a 4xx (nothing there: try the next URL), `Err` for
-    /// a failed connection, a 5xx or a body that is not a JSON object.
-    pub(crate) fn get_json(&self, url: &str) -> Result<Option<Value>, String> {
-        let resp = self
-            .agent
-            .get(url)
-            .header("Accept", "application/json")
-            .call()
-            .map_err(|e| format!("GET {url}: {e}"))?;
+    /// a failed connection, a 5xx or a body that is not a JSON object. `version`: sent as
+    /// `MCP-Protocol-Version` (discovery on behalf of an MCP session).
+    pub(crate) fn get_json(
+        &self,
+        url: &str,
+        version: Option<&str>,
+    ) -> Result<Option<Value>, String> {
+        let mut rb = self.agent.get(url).header("Accept", "application/json");
+        if let Some(v) = version {
+            rb = rb.header(crate::VERSION_HEADER, v);
+        }
+        let resp = rb.call().map_err(|e| format!("GET {url}: {e}"))?;
         let status = resp.status().as_u16();
         if (400..500).contains(&status) {
             log::debug!("GET {url}: HTTP {status}");

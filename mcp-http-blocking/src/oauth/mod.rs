@@ -602,7 +602,12 @@ impl OAuthProvider {
                 return Ok(d.clone());
             }
         }
-        let d = discovery::discover(&self.http, &ch.url, ch.resource_metadata())?;
+        let d = discovery::discover(
+            &self.http,
+            &ch.url,
+            ch.resource_metadata(),
+            ch.protocol_version.as_deref(),
+        )?;
         if let Some(old) = &st.found {
             let moved = old.server.issuer != d.server.issuer
                 || old.server.token_endpoint != d.server.token_endpoint;
