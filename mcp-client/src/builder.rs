@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 use crate::client::{Client, ServerSummary};
 use crate::connection::{NotificationCallback, Shared, spawn_reader};
 use crate::era_cache::EraCache;
-use crate::error::{Closed, Error};
+use crate::error::{Closed, Error, Unexpected};
 use crate::handlers::Handlers;
+use crate::pages::ListLimits;
 use crate::transport::{StdioTransport, Transport};
 use mcp_core::transport::Incoming;
 
@@ -79,6 +80,7 @@ pub struct ClientBuilder {
     handshake_timeout: Duration,
     send_timeout: Duration,
     era_cache: Option<EraCache>,
+    list_limits: ListLimits,
 }
 
 impl Default for ClientBuilder {
@@ -92,6 +94,7 @@ impl Default for ClientBuilder {
             handshake_timeout: Duration::from_secs(30),
             send_timeout: Duration::from_secs(30),
             era_cache: None,
+            list_limits: ListLimits::default(),
         }
     }
 }
@@ -210,6 +213,31 @@ impl ClientBuilder {
         self
     }
 
+    /// The most pages a listing (`list_tools` and the like) follows before it ends with
+    /// [`Unexpected::ListTooLong`](crate::Unexpected::ListTooLong) (1,000 by default): a server
+    /// answering every page with a new `nextCursor` cannot keep the caller iterating forever.
+    pub fn max_list_pages(mut self, pages: usize) -> Self {
+        self.list_limits.pages = pages.max(1);
+        self
+    }
+
+    /// The most items a listing yields before it ends with
+    /// [`Unexpected::ListTooLong`](crate::Unexpected::ListTooLong) (10,000 by default), so that
+    /// collecting one stays bounded in memory.
+    pub fn max_list_items(mut self, items: usize) -> Self {
+        self.list_limits.items = items;
+        self
+    }
+
+    /// How long a listing may take as a whole, its page requests included (2 minutes by
+    /// default); past it the listing ends with
+    /// [`Unexpected::ListTooLong`](crate::Unexpected::ListTooLong). Each page's own timeout is
+    /// the client's, cut short by this deadline.
+    pub fn list_timeout(mut self, timeout: Duration) -> Self {
+        self.list_limits.deadline = timeout;
+        self
+    }
+
     /// How long the handshake may take (30 s by default); in [`Revision::Auto`] this also
     /// bounds the `server/discover` probe of a server that never answers it.
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
@@ -319,7 +347,13 @@ impl ClientBuilder {
                 return Err(e);
             }
         };
-        Ok(Client::new(shared, reader, summary, self.timeout))
+        Ok(Client::new(
+            shared,
+            reader,
+            summary,
+            self.timeout,
+            self.list_limits,
+        ))
     }
 }
 
@@ -353,6 +387,11 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                 }
                 Err(HandshakeFailure::Other(Error::Timeout { .. })) => {
                     log::debug!(target: "mcp_client", "no answer to {SERVER_DISCOVER}; trying {INITIALIZE}");
+                    self.legacy()
+                }
+                // Not a modern server's answer: as for any other non-modern error.
+                Err(HandshakeFailure::Malformed(e)) => {
+                    log::debug!(target: "mcp_client", "{SERVER_DISCOVER} got no message ({e}); trying {INITIALIZE}");
                     self.legacy()
                 }
                 Err(e) => Err(e.into_error()),
@@ -407,6 +446,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     /// Sends the handshake request and reads until it is answered, answering whatever the
     /// server asks meanwhile (a legacy `ping`) and refusing its other requests.
     fn exchange(&mut self, msg: Message, method: &str) -> Result<Ready, HandshakeFailure> {
+        let asked = msg.id().cloned();
         self.send(msg).map_err(HandshakeFailure::Other)?;
         loop {
             let wait = self.engine.next_deadline();
@@ -443,6 +483,17 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                         why.into(),
                     ))));
                 }
+                // The answer to the handshake, but not a message: nothing better will come, so
+                // the handshake fails now with the reason rather than at its timeout.
+                Incoming::Malformed {
+                    id: Some(id),
+                    error,
+                } if Some(&id) == asked.as_ref() => {
+                    return Err(HandshakeFailure::Malformed(Error::Unexpected(
+                        Unexpected::Malformed(error.into()),
+                    )));
+                }
+                // Something else (a stray line a server printed): the answer may still come.
                 Incoming::Malformed { error, .. } => {
                     log::warn!(target: "mcp_client", "during the handshake: {error}");
                     continue;
@@ -475,6 +526,8 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
 
 enum HandshakeFailure {
     Protocol(HandshakeError),
+    /// The answer to the handshake request was not a message.
+    Malformed(Error),
     Other(Error),
 }
 
@@ -482,7 +535,7 @@ impl HandshakeFailure {
     fn into_error(self) -> Error {
         match self {
             HandshakeFailure::Protocol(e) => e.into(),
-            HandshakeFailure::Other(e) => e,
+            HandshakeFailure::Malformed(e) | HandshakeFailure::Other(e) => e,
         }
     }
 }

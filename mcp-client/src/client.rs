@@ -21,6 +21,7 @@ use crate::call::{self, CallOptions};
 use crate::connection::Shared;
 use crate::error::{Closed, Error, Unexpected};
 use crate::listen::Subscription;
+use crate::pages::ListLimits;
 
 /// How many `input_required` rounds one call may take before the client gives up: enough for
 /// any honest multi-step exchange, few enough that a looping server cannot keep a call alive.
@@ -47,6 +48,7 @@ pub struct Client {
     reader: Option<JoinHandle<()>>,
     summary: ServerSummary,
     timeout: Timeout,
+    list_limits: ListLimits,
 }
 
 impl std::fmt::Debug for Client {
@@ -82,13 +84,25 @@ impl Client {
         reader: JoinHandle<()>,
         summary: ServerSummary,
         timeout: Timeout,
+        list_limits: ListLimits,
     ) -> Self {
         Client {
             shared,
             reader: Some(reader),
             summary,
             timeout,
+            list_limits,
         }
+    }
+
+    /// The timeout of a request that sets none.
+    pub(crate) fn default_timeout(&self) -> Timeout {
+        self.timeout
+    }
+
+    /// The bounds of a listing.
+    pub(crate) fn list_limits(&self) -> ListLimits {
+        self.list_limits
     }
 
     /// The era the handshake chose.

@@ -143,13 +143,32 @@ impl Shared {
 
     /// Sends one message, giving up after the send timeout (a server that stopped reading).
     fn send(&self, msg: Message) -> Result<(), Error> {
+        self.send_within(msg, self.send_timeout)
+    }
+
+    /// Sends one message, giving up after `wait`.
+    fn send_within(&self, msg: Message, wait: Duration) -> Result<(), Error> {
         let Some(out) = self.state().out.clone() else {
             return Err(self.closed_error());
         };
-        match out.send_timeout(msg, self.send_timeout) {
+        match out.send_timeout(msg, wait) {
             Ok(()) => Ok(()),
-            Err(SendTimeoutError::Timeout(_)) => Err(Error::SendTimeout(self.send_timeout)),
+            Err(SendTimeoutError::Timeout(_)) => Err(Error::SendTimeout(wait)),
             Err(SendTimeoutError::Disconnected(_)) => Err(self.closed_error()),
+        }
+    }
+
+    /// Sends a `notifications/cancelled` without waiting: it follows a call that already
+    /// ended (timed out, cancelled by the caller), on the caller's thread or the reader's, and
+    /// neither may wait on a server that stopped reading (a `--timeout 3` call returned after
+    /// 37 s when this waited the 30 s send timeout). When the way out is full, the server is
+    /// not reading, and the cancellation is dropped: it would not be read either.
+    fn send_cancel(&self, msg: Message) {
+        let Some(out) = self.state().out.clone() else {
+            return;
+        };
+        if out.try_send(msg).is_err() {
+            log::debug!(target: "mcp_client", "a cancellation was dropped: the server is not reading");
         }
     }
 
@@ -192,7 +211,8 @@ impl Shared {
         };
         // The reader may be sleeping until a later deadline than this request's.
         let _ = self.wake.try_send(());
-        if let Err(e) = self.send(msg) {
+        // Sending is part of the call: it may not outlast the call's own timeout.
+        if let Err(e) = self.send_within(msg, self.send_timeout.min(timeout.initial)) {
             self.forget(&id);
             return Err(e);
         }
@@ -213,7 +233,7 @@ impl Shared {
             (st.pending.remove(id), st.engine.cancel(id, reason))
         };
         if let Some(m) = msg {
-            self.send_best_effort(m);
+            self.send_cancel(m);
         }
         if let Some(w) = waiter {
             let _ = w.reply.try_send(Err(error));
@@ -260,7 +280,7 @@ impl Shared {
             st.engine.cancel(id, None)
         };
         if let Some(m) = msg {
-            self.send_best_effort(m);
+            self.send_cancel(m);
         }
     }
 
@@ -398,7 +418,7 @@ fn expire(shared: &Shared) {
         if let Some(l) = l {
             let _ = l.try_send(ListenEvent::Ended(timeout()));
         }
-        shared.send_best_effort(e.cancel);
+        shared.send_cancel(e.cancel);
     }
 }
 

@@ -169,6 +169,15 @@ pub enum Unexpected {
         /// The cursor.
         cursor: String,
     },
+    /// A list went past one of the client's bounds (its pages, its items, or its time as a
+    /// whole): a server that pages without end would otherwise keep the caller iterating, and
+    /// its memory growing, forever. The items before the bound were yielded.
+    ListTooLong {
+        /// The list method.
+        method: &'static str,
+        /// The bound reached, and the builder setting that raises it.
+        reached: String,
+    },
     /// The transport delivered something for this call that was not a message
     /// ([`Incoming::Malformed`](mcp_core::transport::Incoming::Malformed)): its error.
     Malformed(SharedError),
@@ -194,6 +203,10 @@ impl fmt::Display for Unexpected {
             Unexpected::RepeatedCursor { method, cursor } => {
                 write!(f, "{method} returned the cursor {cursor:?} twice")
             }
+            Unexpected::ListTooLong { method, reached } => write!(
+                f,
+                "{method}: the list was cut off at {reached}; the server may be paging without end"
+            ),
             Unexpected::Malformed(why) => write!(f, "not a message: {why}"),
         }
     }

@@ -1,7 +1,9 @@
 //! The `*/list` requests as iterators that follow `nextCursor`.
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
+use std::time::{Duration, Instant};
 use std::vec;
 
 use mcp_core::types::{
@@ -11,8 +13,35 @@ use mcp_core::types::{
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use crate::call::CallOptions;
 use crate::client::Client;
 use crate::error::{Error, Unexpected};
+
+/// The bounds of one listing (every page of a `*/list`), so that a server that pages without
+/// end (a new `nextCursor` each time), or one whose list is too long to hold, cannot keep a
+/// caller iterating forever while its memory grows. Set on the [`ClientBuilder`]
+/// (`max_list_pages`, `max_list_items`, `list_timeout`).
+///
+/// [`ClientBuilder`]: crate::ClientBuilder
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ListLimits {
+    pub pages: usize,
+    pub items: usize,
+    pub deadline: Duration,
+}
+
+impl Default for ListLimits {
+    /// 1,000 pages, 10,000 items, 2 minutes: far beyond a list a host could show or a model
+    /// could choose from, and short of what a hostile server needs to exhaust memory (items
+    /// of at most one message each, a page at most the transport's message limit).
+    fn default() -> Self {
+        ListLimits {
+            pages: 1_000,
+            items: 10_000,
+            deadline: Duration::from_secs(120),
+        }
+    }
+}
 
 /// One of the paginated lists: its method, page type and item type.
 pub trait PageKind {
@@ -77,11 +106,19 @@ impl PageKind for ResourceTemplates {
 
 impl Client {
     fn page<K: PageKind>(&self, cursor: Option<&str>) -> Result<K::Page, Error> {
+        self.page_with::<K>(cursor, &CallOptions::default())
+    }
+
+    fn page_with<K: PageKind>(
+        &self,
+        cursor: Option<&str>,
+        options: &CallOptions,
+    ) -> Result<K::Page, Error> {
         let params = match cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        self.request(K::METHOD, params)
+        self.request_with(K::METHOD, params, options)
     }
 
     /// Every tool, following `nextCursor` page by page as the iterator is consumed.
@@ -151,7 +188,9 @@ impl Client {
 
 /// The items of a paginated list, fetched one page at a time as the iteration reaches them.
 /// An error ends the iteration after it is yielded; so does a cursor the server already
-/// returned (a server looping its pages would otherwise never end).
+/// returned (a server looping its pages would otherwise never end), and so does a list that
+/// goes past the client's bounds ([`Unexpected::ListTooLong`]: `max_list_pages`,
+/// `max_list_items`, and `list_timeout` for the whole list, each page's request included).
 ///
 /// ```no_run
 /// # fn f(client: &mcp_client::Client) -> Result<(), mcp_client::Error> {
@@ -163,8 +202,14 @@ pub struct Pages<'c, K: PageKind> {
     client: &'c Client,
     items: vec::IntoIter<K::Item>,
     next: Option<Option<String>>,
-    seen: HashSet<String>,
+    /// Hashes of the cursors seen: a cursor may be long, and a hash is all a repeat needs (a
+    /// collision ends the list early, with an error, which a server can only cause on purpose).
+    seen: HashSet<u64>,
     failed: Option<Error>,
+    limits: ListLimits,
+    pages: usize,
+    items_seen: usize,
+    deadline: Option<Instant>,
     _kind: PhantomData<K>,
 }
 
@@ -176,9 +221,26 @@ impl<'c, K: PageKind> Pages<'c, K> {
             next: Some(None),
             seen: HashSet::new(),
             failed: None,
+            limits: client.list_limits(),
+            pages: 0,
+            items_seen: 0,
+            deadline: None,
             _kind: PhantomData,
         }
     }
+
+    fn too_long(&self, reached: String) -> Error {
+        Error::Unexpected(Unexpected::ListTooLong {
+            method: K::METHOD,
+            reached,
+        })
+    }
+}
+
+fn cursor_hash(c: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    c.hash(&mut h);
+    h.finish()
 }
 
 impl<K: PageKind> Iterator for Pages<'_, K> {
@@ -193,14 +255,57 @@ impl<K: PageKind> Iterator for Pages<'_, K> {
                 return Some(Err(e));
             }
             let cursor = self.next.take()?;
-            let page = match self.client.page::<K>(cursor.as_deref()) {
+            let limits = self.limits;
+            if self.pages >= limits.pages {
+                return Some(Err(self.too_long(format!(
+                    "{} pages (ClientBuilder::max_list_pages)",
+                    limits.pages
+                ))));
+            }
+            let now = Instant::now();
+            let deadline = *self.deadline.get_or_insert(now + limits.deadline);
+            let left = deadline.saturating_duration_since(now);
+            if left.is_zero() {
+                return Some(Err(self.too_long(format!(
+                    "{:?} for the whole list (ClientBuilder::list_timeout)",
+                    limits.deadline
+                ))));
+            }
+            // Each page's request ends by the list's deadline at the latest.
+            let t = self.client.default_timeout();
+            let timeout = mcp_core::engine::Timeout {
+                initial: t.initial.min(left),
+                reset_on_progress: t.reset_on_progress,
+                max_total: t.max_total.min(left),
+            };
+            let options = CallOptions::new().timeout(timeout);
+            let page = match self.client.page_with::<K>(cursor.as_deref(), &options) {
                 Ok(p) => p,
+                Err(Error::Timeout { .. }) if Instant::now() >= deadline => {
+                    return Some(Err(self.too_long(format!(
+                        "{:?} for the whole list (ClientBuilder::list_timeout)",
+                        limits.deadline
+                    ))));
+                }
                 Err(e) => return Some(Err(e)),
             };
-            let (items, next) = K::split(page);
+            self.pages += 1;
+            let (mut items, next) = K::split(page);
+            let room = limits.items - self.items_seen;
+            if items.len() > room || (items.len() == room && next.is_some()) {
+                items.truncate(room);
+                self.failed = Some(self.too_long(format!(
+                    "{} items (ClientBuilder::max_list_items)",
+                    limits.items
+                )));
+                self.items_seen = limits.items;
+                self.items = items.into_iter();
+                continue;
+            }
+            self.items_seen += items.len();
             self.items = items.into_iter();
             if let Some(n) = next {
-                if self.seen.insert(n.clone()) {
+                if self.seen.insert(cursor_hash(&n)) {
                     self.next = Some(Some(n));
                 } else {
                     self.failed = Some(Error::Unexpected(Unexpected::RepeatedCursor {

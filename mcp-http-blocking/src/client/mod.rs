@@ -728,16 +728,12 @@ impl Shared {
         let accepted = self.post_one_way(&lease, &msg);
         self.release(lease);
         if accepted && is_initialized {
-            // Requests wait until the GET stream is open (or refused), so whatever the server
-            // sends outside requests from then on has a stream to go to, and a request's
-            // answer is never raced by the stream's opening.
-            if let Some(ready) = self.start_get_stream() {
-                select! {
-                    recv(ready) -> _ => {}
-                    recv(self.stop_rx) -> _ => {}
-                    default(self.cfg.connect_timeout) => {}
-                }
-            }
+            // The GET stream opens beside the requests; nothing waits for it. Holding the
+            // first requests until it opened let a server that never answers the GET make
+            // every first call late by the connect timeout (10 s); a request's answer comes on
+            // its own POST anyway, and what the server sends outside requests before the
+            // stream is open has, per the transport, nowhere to go yet.
+            self.start_get_stream();
         }
     }
 
@@ -785,30 +781,22 @@ impl Shared {
         self.start_get_stream();
     }
 
-    /// Starts the GET stream's thread; the receiver disconnects once its first attempt to
-    /// open the stream is over (open, refused or failed).
-    fn start_get_stream(self: &Arc<Self>) -> Option<Receiver<()>> {
+    /// Starts the GET stream's thread (once the session is ready, unless one runs).
+    fn start_get_stream(self: &Arc<Self>) {
         if !self.cfg.get_stream {
-            return None;
+            return;
         }
         let mut st = self.state();
         if st.closed || st.get_thread.is_some() || !st.legacy_ready || st.old_endpoint.is_some() {
-            return None;
+            return;
         }
         let me = Arc::clone(self);
-        let (ready_tx, ready_rx) = bounded::<()>(0);
         match thread::Builder::new()
             .name("mcp-http-get".into())
-            .spawn(move || me.get_stream(Some(ready_tx)))
+            .spawn(move || me.get_stream())
         {
-            Ok(t) => {
-                st.get_thread = Some(t);
-                Some(ready_rx)
-            }
-            Err(e) => {
-                log::warn!("cannot start the GET stream thread: {e}");
-                None
-            }
+            Ok(t) => st.get_thread = Some(t),
+            Err(e) => log::warn!("cannot start the GET stream thread: {e}"),
         }
     }
 }

@@ -1,0 +1,304 @@
+//! The client against servers that try to hang it (issue 20): each scripted server misbehaves
+//! in one way, and the client must end within its own bound with a clear error. Over
+//! `mcp_stdio::memory` pipes, and a loopback HTTP listener for the HTTP transport.
+//!
+//! The stated slack: a call ends within its timeout plus [`SLACK`].
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_client::{ChannelTransport, Client, Error, Revision, Timeout, Unexpected};
+use mcp_core::jsonrpc::{Message, decode};
+use mcp_stdio::{Connection, FrameError};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+/// How much past its own bound a call may end.
+const SLACK: Duration = Duration::from_millis(500);
+
+fn msg(v: Value) -> Message {
+    decode(&serde_json::to_vec(&v).unwrap()).unwrap()
+}
+
+fn to_value(m: &Message) -> Value {
+    serde_json::from_slice(&m.to_vec()).unwrap()
+}
+
+fn initialize_answer(v: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+        "protocolVersion": v["params"]["protocolVersion"],
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "hostile", "version": "1"}}})
+}
+
+/// A legacy server on one end of a memory pipe of `capacity`: it answers the handshake and
+/// gives every later request to `script` (its answers are sent; `None` stops reading for
+/// good, holding the pipe open). Tells `requests` each request it got.
+fn server(
+    capacity: usize,
+    mut script: impl FnMut(&Value) -> Option<Vec<Value>> + Send + 'static,
+) -> (ChannelTransport, Receiver<Value>) {
+    let (a, b) = mcp_stdio::memory(capacity).unwrap();
+    let (seen_tx, seen) = bounded(100_000);
+    thread::spawn(move || {
+        for item in &b.receiver {
+            let Ok(m) = item else { continue };
+            let v = to_value(&m);
+            let replies = match v["method"].as_str() {
+                Some("initialize") => vec![initialize_answer(&v)],
+                Some("notifications/initialized") | Some("notifications/cancelled") => vec![],
+                _ => {
+                    let _ = seen_tx.try_send(v.clone());
+                    match script(&v) {
+                        Some(r) => r,
+                        None => {
+                            // Stops reading, keeps the pipe: a server that hangs.
+                            let _keep = (b.sender, b.receiver);
+                            thread::park();
+                            return;
+                        }
+                    }
+                }
+            };
+            for r in replies {
+                if b.sender.send(msg(r)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (ChannelTransport::new(a), seen)
+}
+
+fn tool(n: usize) -> Value {
+    json!({"name": format!("t{n}"), "inputSchema": {"type": "object"}})
+}
+
+/// Endless pagination: every page has a new `nextCursor`. Without bounds the iterator never
+/// ended (memory grew by the page).
+#[test]
+fn a_listing_that_pages_without_end_stops_at_the_page_bound() {
+    let mut n = 0;
+    let (t, seen) = server(16, move |v| {
+        n += 1;
+        Some(vec![json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+            "tools": [tool(n)], "nextCursor": format!("c{n}")}})])
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .max_list_pages(50)
+        .connect(t)
+        .unwrap();
+    let got: Vec<_> = client.list_tools().collect();
+    let (ok, err): (Vec<_>, Vec<_>) = got.into_iter().partition(Result::is_ok);
+    assert_eq!(ok.len(), 50, "the items of the pages within the bound");
+    match &err[..] {
+        [Err(Error::Unexpected(Unexpected::ListTooLong { method, reached }))] => {
+            assert_eq!(*method, "tools/list");
+            assert!(reached.contains("50 pages"), "{reached}");
+        }
+        other => panic!("expected one ListTooLong, got {other:?}"),
+    }
+    assert_eq!(
+        seen.try_iter().count(),
+        50,
+        "no page past the bound was asked for"
+    );
+}
+
+#[test]
+fn a_listing_stops_at_the_item_bound() {
+    let mut n = 0;
+    let (t, _seen) = server(16, move |v| {
+        n += 1;
+        let tools: Vec<Value> = (0..200).map(|i| tool(n * 1000 + i)).collect();
+        Some(vec![json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+            "tools": tools, "nextCursor": format!("c{n}")}})])
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .max_list_items(1_000)
+        .connect(t)
+        .unwrap();
+    let got: Vec<_> = client.list_tools().collect();
+    assert_eq!(got.iter().filter(|r| r.is_ok()).count(), 1_000);
+    let last = got.last().unwrap();
+    assert!(
+        matches!(last, Err(Error::Unexpected(Unexpected::ListTooLong { reached, .. })) if reached.contains("1000 items")),
+        "{last:?}"
+    );
+}
+
+/// The whole list has one deadline: a server that answers the first page and then stalls
+/// cannot hold the listing for the per-request timeout (60 s by default).
+#[test]
+fn a_listing_has_one_deadline() {
+    let mut n = 0;
+    let (t, _seen) = server(16, move |v| {
+        n += 1;
+        // The first page, then silence (reading on, answering nothing).
+        Some(if n == 1 {
+            vec![json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+                "tools": [tool(1)], "nextCursor": "next"}})]
+        } else {
+            vec![]
+        })
+    });
+    let bound = Duration::from_millis(800);
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .list_timeout(bound)
+        .connect(t)
+        .unwrap();
+    let started = Instant::now();
+    let got: Vec<_> = client.list_tools().collect();
+    let took = started.elapsed();
+    assert!(took < bound + SLACK, "took {took:?}");
+    assert!(
+        matches!(got.last(), Some(Err(Error::Unexpected(Unexpected::ListTooLong { reached, .. }))) if reached.contains("list_timeout")),
+        "{got:?}"
+    );
+}
+
+/// A server that stops reading: the pipe fills, and neither the request nor the cancellation
+/// after its timeout may hold the caller past its timeout (the cancellation waited 30 s).
+#[test]
+fn a_call_to_a_server_that_stopped_reading_ends_within_its_timeout() {
+    let (t, _seen) = server(2, |_| None);
+    let timeout = Duration::from_millis(300);
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(timeout))
+        .connect(t)
+        .unwrap();
+    // Enough calls to fill every buffer on the way (2 + 2 + the forwarder's one).
+    for i in 0..12 {
+        let started = Instant::now();
+        let r = client.call_tool("any", json!({}));
+        let took = started.elapsed();
+        assert!(
+            matches!(r, Err(Error::Timeout { .. } | Error::SendTimeout(_))),
+            "call {i}: {r:?}"
+        );
+        assert!(took < timeout + SLACK, "call {i} took {took:?}");
+    }
+}
+
+/// A malformed answer to `initialize` (its id readable, the rest not a message) fails the
+/// handshake at once, with the reason, instead of after the handshake timeout.
+#[test]
+fn a_malformed_initialize_answer_fails_the_handshake_at_once() {
+    let (to_server, from_client) = bounded::<Message>(8);
+    let (to_client, from_server) = bounded::<Result<Message, FrameError>>(8);
+    thread::spawn(move || {
+        for m in &from_client {
+            let v = to_value(&m);
+            if v["method"] == "initialize" {
+                let bad = format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{}},"error":{{"code":1,"message":"both"}}}}"#,
+                    v["id"]
+                );
+                let e = decode(bad.as_bytes()).expect_err("both result and error");
+                let _ = to_client.send(Err(FrameError::Decode(e)));
+            }
+        }
+    });
+    let t = ChannelTransport::new(Connection {
+        sender: to_server,
+        receiver: from_server,
+    });
+    let started = Instant::now();
+    let r = Client::builder()
+        .revision(Revision::Legacy)
+        .handshake_timeout(WAIT)
+        .connect(t);
+    let took = started.elapsed();
+    match r {
+        Err(Error::Unexpected(Unexpected::Malformed(why))) => {
+            assert!(!why.to_string().is_empty());
+        }
+        other => panic!("expected the malformed answer as the error, got {other:?}"),
+    }
+    assert!(took < SLACK, "took {took:?}");
+}
+
+/// A legacy HTTP server that never answers the GET stream: the first call is not held for it
+/// (it waited the connect timeout, 10 s).
+#[cfg(feature = "http")]
+#[test]
+fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (hold_tx, hold_rx): (Sender<std::net::TcpStream>, Receiver<_>) = bounded(16);
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let hold = hold_tx.clone();
+            thread::spawn(move || {
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut len = 0;
+                    loop {
+                        let mut l = String::new();
+                        if r.read_line(&mut l).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let l = l.trim_end().to_ascii_lowercase();
+                        if l.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = l.strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    if line.starts_with("GET") {
+                        // Never answered: the connection is held open.
+                        let _ = hold.send(w);
+                        return;
+                    }
+                    let mut body = vec![0; len];
+                    if r.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let v: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let answer = match v["method"].as_str() {
+                        Some("initialize") => Some(initialize_answer(&v)),
+                        Some(_) if v.get("id").is_some() => {
+                            Some(json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}))
+                        }
+                        _ => None,
+                    };
+                    let _ = match answer {
+                        Some(a) => {
+                            let a = a.to_string();
+                            write!(
+                                w,
+                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\n\r\n{a}",
+                                a.len()
+                            )
+                        }
+                        None => write!(w, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
+                    };
+                }
+            });
+        }
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .connect_http(&format!("http://{addr}/mcp"))
+        .unwrap();
+    let started = Instant::now();
+    client.ping().unwrap();
+    let took = started.elapsed();
+    assert!(took < SLACK, "the first call took {took:?}");
+    drop(hold_rx);
+}
