@@ -225,12 +225,18 @@ pub struct SseBody {
     rx: Option<Receiver<Frame>>,
     keepalive: Duration,
     on_end: Option<Box<dyn FnOnce(StreamEnd) + Send>>,
-    /// The stream's end is the cancellation of its request (a 2026-07-28 exchange): its
-    /// writer should watch the connection for the client's hang-up (see
-    /// [`SseBody::set_hangup`]) rather than learn of it at the next keep-alive.
-    hangup_matters: bool,
+    /// Set when the stream's end is the cancellation of its request (a 2026-07-28 exchange):
+    /// its writer should watch the connection for the client's hang-up (see
+    /// [`SseBody::set_hangup`]) rather than learn of it at the next keep-alive. Boxed: every
+    /// response carries a body, and few need this.
+    hangup: Option<Box<Hangup>>,
+}
+
+/// The watch on a stream's connection (see [`SseBody::set_hangup`]).
+#[derive(Default)]
+struct Hangup {
     /// Gets a message (or disconnects) when the client hung up.
-    hangup: Option<Receiver<()>>,
+    watch: Option<Receiver<()>>,
     /// The client hung up: the stream ended without a last write.
     hung_up: bool,
 }
@@ -256,33 +262,33 @@ impl SseBody {
             rx,
             keepalive,
             on_end,
-            hangup_matters: false,
             hangup: None,
-            hung_up: false,
         }
     }
 
     /// Marks the stream as one whose client's hang-up must be noticed at once (its request's
     /// cancellation in the 2026-07-28 era).
     pub(crate) fn hangup_matters(mut self) -> Self {
-        self.hangup_matters = true;
+        self.hangup = Some(Box::default());
         self
     }
 
     /// Whether the writer should watch for the client's hang-up.
     pub(crate) fn wants_hangup_watch(&self) -> bool {
-        self.hangup_matters && self.rx.is_some()
+        self.hangup.is_some() && self.rx.is_some()
     }
 
     /// The writer's watch on the connection: a message or a disconnection on `rx` means that
     /// the client hung up, and the stream ends at once.
     pub(crate) fn set_hangup(&mut self, rx: Receiver<()>) {
-        self.hangup = Some(rx);
+        if let Some(h) = &mut self.hangup {
+            h.watch = Some(rx);
+        }
     }
 
     /// The stream ended because the client hung up (see [`SseBody::set_hangup`]).
     pub(crate) fn hung_up(&self) -> bool {
-        self.hung_up
+        self.hangup.as_ref().is_some_and(|h| h.hung_up)
     }
 
     /// The next thing to write; waits at most the keep-alive interval.
@@ -293,12 +299,15 @@ impl SseBody {
         let Some(rx) = &self.rx else {
             return SseNext::End;
         };
-        let got = match &self.hangup {
+        let watch = self.hangup.as_ref().and_then(|h| h.watch.as_ref());
+        let got = match watch {
             None => rx.recv_timeout(self.keepalive),
             Some(hangup) => crossbeam_channel::select! {
                 recv(rx) -> f => f.map_err(|_| RecvTimeoutError::Disconnected),
                 recv(hangup) -> _ => {
-                    self.hung_up = true;
+                    if let Some(h) = &mut self.hangup {
+                        h.hung_up = true;
+                    }
                     self.rx = None;
                     return SseNext::End;
                 }
