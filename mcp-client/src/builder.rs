@@ -81,6 +81,7 @@ pub struct ClientBuilder {
     send_timeout: Duration,
     era_cache: Option<EraCache>,
     list_limits: ListLimits,
+    ping: Option<(Duration, u32)>,
 }
 
 impl Default for ClientBuilder {
@@ -95,6 +96,7 @@ impl Default for ClientBuilder {
             send_timeout: Duration::from_secs(30),
             era_cache: None,
             list_limits: ListLimits::default(),
+            ping: None,
         }
     }
 }
@@ -238,6 +240,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Pings the server every `interval` (each ping waits that long for its answer); after
+    /// `misses` unanswered pings in a row the connection closes with
+    /// [`Closed::NoPingAnswer`](crate::Closed::NoPingAnswer) and every waiting call fails at
+    /// once with it. Off by default: a call already ends at its own timeout, and an idle
+    /// connection has nothing to lose; turn it on for long-lived connections to servers
+    /// that may hang without exiting (a stdio child stuck in a loop), where it turns "every
+    /// call times out, one by one" into one clear error.
+    pub fn ping_every(mut self, interval: Duration, misses: u32) -> Self {
+        self.ping = Some((interval, misses));
+        self
+    }
+
     /// How long the handshake may take (30 s by default); in [`Revision::Auto`] this also
     /// bounds the `server/discover` probe of a server that never answers it.
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
@@ -347,13 +361,12 @@ impl ClientBuilder {
                 return Err(e);
             }
         };
-        Ok(Client::new(
-            shared,
-            reader,
-            summary,
-            self.timeout,
-            self.list_limits,
-        ))
+        let mut client = Client::new(shared, reader, summary, self.timeout, self.list_limits);
+        if let Some((interval, misses)) = self.ping {
+            // Dropping the client closes the connection and ends its threads.
+            client.start_pinger(interval, misses)?;
+        }
+        Ok(client)
     }
 }
 

@@ -4,6 +4,7 @@
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use mcp_core::engine::{Outcome, Refused, Timeout};
 use mcp_core::types::LoggingLevel;
@@ -49,6 +50,8 @@ pub struct Client {
     summary: ServerSummary,
     timeout: Timeout,
     list_limits: ListLimits,
+    /// The ping thread, and the sender whose drop stops it.
+    pinger: Option<(crossbeam_channel::Sender<()>, JoinHandle<()>)>,
 }
 
 impl std::fmt::Debug for Client {
@@ -92,7 +95,56 @@ impl Client {
             summary,
             timeout,
             list_limits,
+            pinger: None,
         }
+    }
+
+    /// Starts pinging the server every `interval` (each ping's timeout too); after `misses`
+    /// pings in a row without an answer the connection is closed with
+    /// [`Closed::NoPingAnswer`], so every waiting call fails at once with that reason. Any
+    /// answer counts, an error too: the server is alive. A ping the server refuses outright
+    /// (`ping` unknown to the revision) stops the pinging.
+    pub(crate) fn start_pinger(&mut self, interval: Duration, misses: u32) -> Result<(), Error> {
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+        let shared = Arc::clone(&self.shared);
+        let misses = misses.max(1);
+        let handle = std::thread::Builder::new()
+            .name("mcp-client-ping".into())
+            .spawn(move || {
+                let mut missed = 0;
+                loop {
+                    crossbeam_channel::select! {
+                        recv(stop_rx) -> _ => return,
+                        default(interval) => {}
+                    }
+                    let r = call::call(
+                        &shared,
+                        methods::PING,
+                        &json!({}),
+                        Timeout::fixed(interval),
+                        None,
+                        None,
+                    );
+                    match r {
+                        Ok(_) => missed = 0,
+                        Err(Error::Timeout { .. } | Error::SendTimeout(_)) => {
+                            missed += 1;
+                            if missed >= misses {
+                                log::warn!(target: "mcp_client", "{missed} pings unanswered: the server hangs");
+                                shared.shut(Closed::NoPingAnswer { missed, interval });
+                                return;
+                            }
+                        }
+                        Err(e) => {
+                            log::debug!(target: "mcp_client", "pinging stops: {e}");
+                            return;
+                        }
+                    }
+                }
+            })
+            .map_err(Error::Io)?;
+        self.pinger = Some((stop_tx, handle));
+        Ok(())
     }
 
     /// The timeout of a request that sets none.
@@ -446,6 +498,13 @@ impl Client {
             return Ok(None);
         };
         self.shared.shut(Closed::ByClient);
+        // A ping in flight failed with the shut; the thread sees its stop channel close.
+        if let Some((stop, pinger)) = self.pinger.take() {
+            drop(stop);
+            if pinger.join().is_err() {
+                log::warn!(target: "mcp_client", "the ping thread panicked");
+            }
+        }
         // The reader keeps draining the server's output while it shuts down, so a server
         // blocked writing to us can still see its stdin close and exit.
         let control = self

@@ -110,6 +110,15 @@ pub enum Closed {
     ThreadsNotStarted,
     /// The client's reader thread panicked.
     ReaderPanicked,
+    /// The server left `missed` pings in a row unanswered, one sent every `interval`
+    /// ([`ClientBuilder::ping_every`](crate::ClientBuilder::ping_every)): it hangs without
+    /// exiting, and every call would only wait out its own timeout.
+    NoPingAnswer {
+        /// Pings unanswered in a row.
+        missed: u32,
+        /// The ping interval (each ping's timeout too).
+        interval: std::time::Duration,
+    },
 }
 
 impl fmt::Display for Closed {
@@ -128,6 +137,10 @@ impl fmt::Display for Closed {
             Closed::Broken(why) => write!(f, "the transport broke: {why}"),
             Closed::ThreadsNotStarted => f.write_str("the client could not start its threads"),
             Closed::ReaderPanicked => f.write_str("the client's reader thread panicked"),
+            Closed::NoPingAnswer { missed, interval } => write!(
+                f,
+                "the server left {missed} pings in a row unanswered (one every {interval:?}): it hangs"
+            ),
         }
     }
 }

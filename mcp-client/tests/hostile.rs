@@ -302,3 +302,57 @@ fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
     assert!(took < SLACK, "the first call took {took:?}");
     drop(hold_rx);
 }
+
+/// A server that hangs without exiting (reads on, answers nothing): with pings on, the
+/// waiting call fails with the reason after the missed pings, not at its own timeout.
+#[test]
+fn a_server_that_stops_answering_pings_is_reported_gone() {
+    let (t, _seen) = server(16, |_| Some(vec![]));
+    let interval = Duration::from_millis(100);
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(WAIT))
+        .ping_every(interval, 2)
+        .connect(t)
+        .unwrap();
+    let started = Instant::now();
+    let r = client.call_tool("slow", json!({}));
+    let took = started.elapsed();
+    match r {
+        Err(Error::Closed(mcp_client::Closed::NoPingAnswer { missed: 2, .. })) => {}
+        other => panic!("expected NoPingAnswer, got {other:?}"),
+    }
+    // Two rounds of a wait and an unanswered ping.
+    assert!(took < 4 * interval + SLACK, "took {took:?}");
+}
+
+/// A server that answers its pings is never reported, however long a call takes: here the
+/// call is answered only after six pings (three times the miss limit).
+#[test]
+fn a_server_that_answers_pings_keeps_its_slow_calls() {
+    let mut pings = 0;
+    let mut call_id = None;
+    let (t, _seen) = server(16, move |v| {
+        if v["method"] != "ping" {
+            call_id = Some(v["id"].clone());
+            return Some(vec![]);
+        }
+        pings += 1;
+        let mut out = vec![json!({"jsonrpc": "2.0", "id": v["id"], "result": {}})];
+        if pings >= 6 {
+            if let Some(id) = call_id.take() {
+                out.push(json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}}));
+            }
+        }
+        Some(out)
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(WAIT))
+        .ping_every(Duration::from_millis(50), 2)
+        .connect(t)
+        .unwrap();
+    let r = client.call_tool("slow", json!({}));
+    assert!(r.is_ok(), "{r:?}");
+    assert!(!client.is_closed());
+}
