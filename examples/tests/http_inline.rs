@@ -302,14 +302,10 @@ fn a_silent_inline_handler_is_cancelled_when_its_2026_client_hangs_up() {
     let server = Server::builder("inline-cancel", "1.0.0")
         .tool(Tool::new("linger", move |_: NoArgs, ctx: &Context| {
             let _ = started_tx.send(());
-            // Keep the sender alive: with it gone, the wait would end at once.
-            let (_keep, pace) = bounded::<()>(0);
-            for _ in 0..20_000 {
-                if ctx.is_cancelled() {
-                    let _ = cancelled_tx.send("cancelled");
-                    return Ok::<_, Error>("cancelled");
-                }
-                let _ = pace.recv_timeout(Duration::from_millis(1));
+            // Blocks until the cancellation arrives (or a generous safety bound passes).
+            if ctx.wait_cancelled(Duration::from_secs(20)) {
+                let _ = cancelled_tx.send("cancelled");
+                return Ok::<_, Error>("cancelled");
             }
             let _ = cancelled_tx.send("never cancelled");
             Ok("done")
