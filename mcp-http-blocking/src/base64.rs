@@ -56,7 +56,7 @@ pub fn decode_strict(s: &str) -> Option<Vec<u8>> {
 
 /// Base64url without padding (§5), as strictly as [`decode_strict`]; the tests read JWTs
 /// and DPoP proofs back with it.
-#[cfg_attr(not(test), allow(dead_code))]
+#[cfg_attr(not(all(test, feature = "oauth-jwt")), allow(dead_code))]
 pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     decode(s, URL_SAFE, false)
 }

@@ -7,32 +7,20 @@ mod common;
 
 use std::time::Duration;
 
-use common::serve;
+use common::{WAIT, next, req, serve};
 use crossbeam_channel::Receiver;
-use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
+use mcp_core::jsonrpc::{Message, Notification, RequestId};
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::Error;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig, SESSION_NOT_FOUND};
 use mcp_http_blocking::{HttpConfig, ServerHandle};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
 /// The server's io timeout.
 const IO: Duration = Duration::from_secs(5);
 
 fn url(h: &ServerHandle) -> String {
     format!("http://{}/mcp", h.local_addr())
-}
-
-fn req(id: i64, method: &str, params: Value) -> Message {
-    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
-}
-
-fn next(rx: &Receiver<Incoming>) -> Message {
-    match rx.recv_timeout(WAIT).expect("a message in time") {
-        Incoming::Message(m) => m,
-        other => panic!("expected a message, got {other:?}"),
-    }
 }
 
 fn result(m: &Message) -> Value {

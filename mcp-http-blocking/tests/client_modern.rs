@@ -8,15 +8,12 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Ctl, TestService};
-use crossbeam_channel::Receiver;
+use common::{Ctl, TestService, next};
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
-use mcp_core::transport::Incoming;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
 const V: &str = "2026-07-28";
 
 fn start() -> (ServerHandle, Arc<Ctl>) {
@@ -46,19 +43,12 @@ fn client(h: &ServerHandle) -> HttpClient {
 }
 
 /// A 2026-07-28 request: the revision in `_meta`.
-fn req(id: i64, method: &str, mut params: Value) -> Message {
+fn modern_req(id: i64, method: &str, mut params: Value) -> Message {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": V,
         "io.modelcontextprotocol/clientCapabilities": {},
     });
     Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
-}
-
-fn next(rx: &Receiver<Incoming>) -> Message {
-    match rx.recv_timeout(WAIT).expect("a message in time") {
-        Incoming::Message(m) => m,
-        other => panic!("expected a message, got {other:?}"),
-    }
 }
 
 fn result(m: &Message) -> Value {
@@ -75,7 +65,7 @@ fn headers_match_the_body_even_for_non_ascii_names() {
     let rx = c.receiver();
     // The server answers 400/-32020 when Mcp-Method or Mcp-Name disagree with the body.
     c.sender()
-        .send(req(
+        .send(modern_req(
             1,
             "tools/call",
             json!({"name": "日本語-tool", "arguments": {}}),
@@ -84,11 +74,15 @@ fn headers_match_the_body_even_for_non_ascii_names() {
     let m = next(&rx);
     assert_eq!(result(&m)["echo"]["name"], "日本語-tool");
     c.sender()
-        .send(req(2, "resources/read", json!({"uri": "file:///tmp/ä b"})))
+        .send(modern_req(
+            2,
+            "resources/read",
+            json!({"uri": "file:///tmp/ä b"}),
+        ))
         .unwrap();
     assert_eq!(result(&next(&rx))["echo"]["uri"], "file:///tmp/ä b");
     c.sender()
-        .send(req(3, "prompts/get", json!({"name": "plain"})))
+        .send(modern_req(3, "prompts/get", json!({"name": "plain"})))
         .unwrap();
     assert_eq!(result(&next(&rx))["echo"]["name"], "plain");
     assert_eq!(c.session_id(), None, "2026-07-28 has no sessions");
@@ -102,7 +96,9 @@ fn errors_keep_their_status_meaning_and_the_request_id() {
     let mut c = client(&h);
     let rx = c.receiver();
     // Unknown method: 404 with a -32601 body.
-    c.sender().send(req(7, "no/such", json!({}))).unwrap();
+    c.sender()
+        .send(modern_req(7, "no/such", json!({})))
+        .unwrap();
     match next(&rx) {
         Message::Error(e) => {
             assert_eq!(e.id, Some(RequestId::Number(7)));
@@ -131,7 +127,7 @@ fn cancelling_closes_the_stream_and_the_server_sees_it() {
     let (h, ctl) = start();
     let mut c = client(&h);
     let rx = c.receiver();
-    c.sender().send(req(5, "gated", json!({}))).unwrap();
+    c.sender().send(modern_req(5, "gated", json!({}))).unwrap();
     assert_eq!(next(&rx).method(), Some("notifications/progress"));
     c.sender()
         .send(Message::Notification(
@@ -148,7 +144,7 @@ fn cancelling_closes_the_stream_and_the_server_sees_it() {
     // answer to a new request.
     ctl.go_tx.send(()).unwrap();
     assert!(ctl.wait_for("sent", Duration::from_secs(5)).is_some());
-    c.sender().send(req(6, "ping", json!({}))).unwrap();
+    c.sender().send(modern_req(6, "ping", json!({}))).unwrap();
     assert_eq!(
         next(&rx).id(),
         Some(&RequestId::Number(6)),
@@ -164,7 +160,7 @@ fn closing_ends_open_streams() {
     let (h, ctl) = start();
     let mut c = client(&h);
     let rx = c.receiver();
-    c.sender().send(req(9, "gated", json!({}))).unwrap();
+    c.sender().send(modern_req(9, "gated", json!({}))).unwrap();
     assert_eq!(next(&rx).method(), Some("notifications/progress"));
     c.close();
     assert_eq!(
@@ -180,10 +176,10 @@ fn a_cancellation_is_not_held_up_by_requests_waiting_for_a_slot() {
     let cfg = HttpClientConfig::builder().max_in_flight(1).build();
     let mut c = HttpClient::connect(&format!("http://{}/mcp", h.local_addr()), cfg).unwrap();
     let rx = c.receiver();
-    c.sender().send(req(1, "gated", json!({}))).unwrap();
+    c.sender().send(modern_req(1, "gated", json!({}))).unwrap();
     assert_eq!(next(&rx).method(), Some("notifications/progress"));
     // The only slot is taken: this one waits...
-    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    c.sender().send(modern_req(2, "ping", json!({}))).unwrap();
     // ...and the cancellation of the first still gets through at once, freeing the slot.
     c.sender()
         .send(Message::Notification(

@@ -4,6 +4,8 @@
 //! 405, and the exact headers of each request.
 #![cfg(feature = "client")]
 
+mod common;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -11,14 +13,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::{WAIT, next, next_event, req};
 use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_core::jsonrpc::{Message, Notification, Request, RequestId};
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::Error;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(10);
 
 /// One request as the scripted server saw it.
 #[derive(Debug, Clone)]
@@ -120,24 +121,9 @@ fn init_answer(conn: &mut TcpStream, seen: &Seen) {
     json_answer(conn, 200, "Mcp-Session-Id: sess-1\r\n", &body.to_string());
 }
 
-fn req(id: i64, method: &str) -> Message {
-    Message::Request(Request::new(RequestId::Number(id), method, &json!({})).unwrap())
-}
-
-fn next(rx: &Receiver<Incoming>) -> Incoming {
-    rx.recv_timeout(WAIT).expect("an event in time")
-}
-
-fn next_msg(rx: &Receiver<Incoming>) -> Message {
-    match next(rx) {
-        Incoming::Message(m) => m,
-        other => panic!("expected a message, got {other:?}"),
-    }
-}
-
 /// The next event, which must be a failed exchange: its request id and error.
 fn failure(rx: &Receiver<Incoming>) -> (RequestId, Error) {
-    match next(rx) {
+    match next_event(rx) {
         Incoming::Failed { id, error } => match error.downcast::<Error>() {
             Ok(e) => (id, *e),
             Err(other) => panic!("not this crate's error: {other:?}"),
@@ -151,8 +137,8 @@ fn connect(addr: SocketAddr, cfg: HttpClientConfig) -> HttpClient {
 }
 
 fn initialize(c: &HttpClient, seen: &Receiver<Seen>) {
-    c.sender().send(req(1, "initialize")).unwrap();
-    assert!(matches!(next_msg(&c.receiver()), Message::Response(_)));
+    c.sender().send(req(1, "initialize", json!({}))).unwrap();
+    assert!(matches!(next(&c.receiver()), Message::Response(_)));
     assert_eq!(seen.recv_timeout(WAIT).unwrap().rpc_method(), "initialize");
 }
 
@@ -175,9 +161,9 @@ fn a_broken_stream_is_resumed_with_last_event_id_after_the_retry_delay() {
     let mut c = connect(addr, HttpClientConfig::default());
     initialize(&c, &seen);
     let rx = c.receiver();
-    c.sender().send(req(2, "slow")).unwrap();
-    assert_eq!(next_msg(&rx).method(), Some("notifications/progress"));
-    match next_msg(&rx) {
+    c.sender().send(req(2, "slow", json!({}))).unwrap();
+    assert_eq!(next(&rx).method(), Some("notifications/progress"));
+    match next(&rx) {
         Message::Response(r) => assert_eq!(r.id, RequestId::Number(2)),
         other => panic!("{other:?}"),
     }
@@ -214,7 +200,7 @@ fn resumption_gives_up_after_the_configured_attempts() {
     let cfg = HttpClientConfig::builder().max_reconnects(2).build();
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
-    c.sender().send(req(2, "slow")).unwrap();
+    c.sender().send(req(2, "slow", json!({}))).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(2));
     assert!(
@@ -239,7 +225,7 @@ fn a_stream_without_event_ids_that_ends_early_fails_the_request() {
         );
     }));
     let mut c = connect(addr, HttpClientConfig::default());
-    c.sender().send(req(3, "x")).unwrap();
+    c.sender().send(req(3, "x", json!({}))).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(3));
     assert!(
@@ -273,8 +259,8 @@ fn answers_over_the_size_limit_are_refused() {
     let cfg = HttpClientConfig::builder().max_message(1024).build();
     let mut c = connect(addr, cfg);
     for (id, method) in [(1, "json"), (2, "sse")] {
-        c.sender().send(req(id, method)).unwrap();
-        match next(&c.receiver()) {
+        c.sender().send(req(id, method, json!({}))).unwrap();
+        match next_event(&c.receiver()) {
             Incoming::Malformed { id: Some(got), .. } => {
                 assert_eq!(got, RequestId::Number(id));
             }
@@ -298,8 +284,8 @@ fn bare_http_errors_become_error_answers() {
     }));
     let mut c = connect(addr, HttpClientConfig::default());
     let rx = c.receiver();
-    c.sender().send(req(1, "a")).unwrap();
-    match next_msg(&rx) {
+    c.sender().send(req(1, "a", json!({}))).unwrap();
+    match next(&rx) {
         Message::Error(e) => {
             assert_eq!(e.id, Some(RequestId::Number(1)));
             assert_eq!(e.error.code, -32601);
@@ -307,8 +293,8 @@ fn bare_http_errors_become_error_answers() {
         }
         other => panic!("{other:?}"),
     }
-    c.sender().send(req(2, "b")).unwrap();
-    match next_msg(&rx) {
+    c.sender().send(req(2, "b", json!({}))).unwrap();
+    match next(&rx) {
         Message::Error(e) => {
             assert!(e.error.message.contains("401"));
             assert!(
@@ -362,8 +348,8 @@ fn handshake_headers_a_refused_get_stream_and_delete_on_close() {
     assert_eq!(g.method, "GET");
     assert_eq!(g.header("accept"), Some("text/event-stream"));
     // Requests still work.
-    c.sender().send(req(2, "ping")).unwrap();
-    assert_eq!(next_msg(&c.receiver()).id(), Some(&RequestId::Number(2)));
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    assert_eq!(next(&c.receiver()).id(), Some(&RequestId::Number(2)));
     assert_eq!(seen.recv_timeout(WAIT).unwrap().rpc_method(), "ping");
     c.close();
     let d = seen.recv_timeout(WAIT).unwrap();
@@ -395,8 +381,8 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
     c.sender()
         .send(Message::Notification(Notification::bare("notifications/x")))
         .unwrap();
-    c.sender().send(req(1, "ping")).unwrap();
-    assert_eq!(next_msg(&c.receiver()).id(), Some(&RequestId::Number(1)));
+    c.sender().send(req(1, "ping", json!({}))).unwrap();
+    assert_eq!(next(&c.receiver()).id(), Some(&RequestId::Number(1)));
     // The ping waited for the notification's ack timeout, not for the server.
     assert!(started.elapsed() >= Duration::from_millis(300));
     assert!(
@@ -428,7 +414,7 @@ fn a_stream_that_goes_silent_times_out() {
         .build();
     let mut c = connect(addr, cfg);
     let started = Instant::now();
-    c.sender().send(req(1, "slow")).unwrap();
+    c.sender().send(req(1, "slow", json!({}))).unwrap();
     let (id, reason) = failure(&c.receiver());
     assert_eq!(id, RequestId::Number(1));
     assert!(
@@ -471,7 +457,7 @@ fn x_mcp_header_marks_become_mcp_param_headers() {
     let mut c = connect(addr, HttpClientConfig::default());
     let rx = c.receiver();
     c.sender().send(modern(1, "tools/list", json!({}))).unwrap();
-    let listed: Value = match next_msg(&rx) {
+    let listed: Value = match next(&rx) {
         Message::Response(r) => r.result().unwrap(),
         other => panic!("{other:?}"),
     };
@@ -490,7 +476,7 @@ fn x_mcp_header_marks_become_mcp_param_headers() {
             json!({"name": "route", "arguments": {"region": "Zürich"}}),
         ))
         .unwrap();
-    assert!(matches!(next_msg(&rx), Message::Response(_)));
+    assert!(matches!(next(&rx), Message::Response(_)));
     let call = seen.recv_timeout(WAIT).unwrap();
     assert_eq!(call.header("mcp-method"), Some("tools/call"));
     assert_eq!(call.header("mcp-name"), Some("route"));
@@ -529,11 +515,11 @@ fn a_stream_that_keeps_making_progress_is_resumed_past_the_bound() {
     let mut c = connect(addr, cfg);
     initialize(&c, &seen);
     let rx = c.receiver();
-    c.sender().send(req(2, "slow")).unwrap();
+    c.sender().send(req(2, "slow", json!({}))).unwrap();
     for _ in 1..5 {
-        assert_eq!(next_msg(&rx).method(), Some("notifications/progress"));
+        assert_eq!(next(&rx).method(), Some("notifications/progress"));
     }
-    assert_eq!(next_msg(&rx).id(), Some(&RequestId::Number(2)));
+    assert_eq!(next(&rx).id(), Some(&RequestId::Number(2)));
     assert_eq!(gets.load(Ordering::SeqCst), 5);
     c.close();
 }
@@ -564,7 +550,7 @@ fn the_get_stream_is_reopened_from_its_last_event_id() {
         )))
         .unwrap();
     assert_eq!(
-        next_msg(&c.receiver()).method(),
+        next(&c.receiver()).method(),
         Some("notifications/tools/list_changed")
     );
     let mut gets_seen = Vec::new();

@@ -10,19 +10,11 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use common::*;
-use mcp_http_blocking::{HttpServer, ServerHandle};
+use mcp_http_blocking::{HttpConfig, HttpServer};
 use serde_json::json;
 
 /// The bound the README states for a connection of a burst to be answered.
 const BURST_BOUND: Duration = Duration::from_secs(1);
-
-fn start() -> ServerHandle {
-    HttpServer::builder()
-        .build(TestService(Ctl::new()))
-        .unwrap()
-        .spawn()
-        .unwrap()
-}
 
 /// `n` clients connect at the same moment, each sends `initialize` and keeps its connection
 /// open; returns the slowest time from the start to an answer, and the connections.
@@ -60,7 +52,7 @@ fn burst(a: SocketAddr, n: usize) -> (Duration, Vec<TcpStream>) {
 
 #[test]
 fn bursts_of_keep_alive_connections_are_all_answered_within_the_bound() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let mut worst = Duration::ZERO;
     // 64 at once, five times over; the connections of earlier bursts stay open meanwhile.
     let mut held = Vec::new();
@@ -78,7 +70,7 @@ fn bursts_of_keep_alive_connections_are_all_answered_within_the_bound() {
 
 #[test]
 fn a_burst_is_answered_while_every_other_connection_is_an_sse_stream() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let a = h.local_addr();
     let streams: Vec<SseClient> = (0..64)
         .map(|_| {
@@ -102,7 +94,7 @@ fn a_burst_is_answered_while_every_other_connection_is_an_sse_stream() {
 
 #[test]
 fn a_finished_sse_answer_closes_its_connection_right_after_the_last_byte() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
     let mut s = connect(a);
@@ -174,7 +166,7 @@ fn connections_beyond_the_cap_are_refused_at_once() {
 
 #[test]
 fn pipelined_requests_on_one_connection_are_answered_in_order() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
     let headers = [

@@ -6,16 +6,8 @@
 mod common;
 
 use common::*;
-use mcp_http_blocking::{HttpServer, ServerHandle};
+use mcp_http_blocking::{HttpConfig, ServerHandle};
 use serde_json::{Value, json};
-
-fn start() -> ServerHandle {
-    HttpServer::builder()
-        .build(TestService(Ctl::new()))
-        .unwrap()
-        .spawn()
-        .unwrap()
-}
 
 /// A 2025-03-26 session (the revision with batches); returns its id.
 fn session(h: &ServerHandle) -> String {
@@ -47,7 +39,7 @@ fn answers(r: &Resp) -> Vec<Value> {
 
 #[test]
 fn escaped_members_are_read_by_value() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let sid = session(&h);
     let r = post(&h, &sid, r#"{"jsonrpc":"\u0032.0","id":7,"method":"ping"}"#);
     assert_eq!(r.status, 200);
@@ -63,7 +55,7 @@ fn escaped_members_are_read_by_value() {
 
 #[test]
 fn integer_valued_ids_in_any_spelling_are_integers() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let sid = session(&h);
     for (text, id) in [("-0", 0), ("1.0", 1), ("1e0", 1), ("2E1", 20)] {
         let r = post(
@@ -79,7 +71,7 @@ fn integer_valued_ids_in_any_spelling_are_integers() {
 
 #[test]
 fn a_batch_element_that_is_not_a_valid_message_gets_its_own_error() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let sid = session(&h);
     let invalid = |v: &Value| v["error"]["code"] == -32600 && v["id"].is_null();
     // A positional array is not a request: nothing runs, the element is refused.
@@ -124,7 +116,7 @@ fn a_batch_element_that_is_not_a_valid_message_gets_its_own_error() {
 
 #[test]
 fn a_batch_repeating_an_id_is_answered_and_its_stream_ends() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let sid = session(&h);
     let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
     let a = answers(&post(&h, &sid, &format!("[{ping},{ping}]")));
@@ -159,7 +151,7 @@ fn a_batch_repeating_an_id_is_answered_and_its_stream_ends() {
 
 #[test]
 fn an_invalid_notification_is_refused_without_an_answer() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let sid = session(&h);
     let r = post(
         &h,
@@ -179,7 +171,7 @@ fn an_invalid_notification_is_refused_without_an_answer() {
 
 #[test]
 fn initialize_sent_as_2026_07_28_is_a_method_that_does_not_exist_there() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let r = request(
         h.local_addr(),
         "POST",
@@ -194,7 +186,7 @@ fn initialize_sent_as_2026_07_28_is_a_method_that_does_not_exist_there() {
 
 #[test]
 fn version_errors_carry_the_request_id() {
-    let h = start();
+    let h = start(HttpConfig::default());
     let r = request(
         h.local_addr(),
         "POST",

@@ -12,9 +12,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use common::form::{encode, parse as parse_form, s256, split_target};
-use common::{Ctl, TestService};
+use common::{Ctl, TestService, WAIT, next, req};
 use crossbeam_channel::Receiver;
-use mcp_core::jsonrpc::{Message, Request, RequestId};
+use mcp_core::jsonrpc::Message;
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::{
@@ -24,7 +24,6 @@ use mcp_http_blocking::oauth::{
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// One request the authorization server saw: `METHOD /path` and its parameters.
@@ -408,17 +407,6 @@ fn headless() -> OAuthConfig {
 
 fn headless_builder() -> OAuthConfigBuilder {
     OAuthConfig::authorization_code(REDIRECT, OAuthProvider::headless_browser(WAIT))
-}
-
-fn req(id: i64, method: &str, params: Value) -> Message {
-    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
-}
-
-fn next(rx: &Receiver<Incoming>) -> Message {
-    match rx.recv_timeout(WAIT).expect("a message in time") {
-        Incoming::Message(m) => m,
-        other => panic!("expected a message, got {other:?}"),
-    }
 }
 
 /// The next event, which must be a request that failed without an answer (authorization

@@ -5,17 +5,8 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
+use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer};
 use serde_json::json;
-
-fn start(cfg: HttpConfig) -> ServerHandle {
-    HttpServer::builder()
-        .config(cfg)
-        .build(TestService(Ctl::new()))
-        .unwrap()
-        .spawn()
-        .unwrap()
-}
 
 #[test]
 fn binds_loopback_by_default() {

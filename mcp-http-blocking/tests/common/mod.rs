@@ -28,6 +28,37 @@ pub fn serve(
     (h, ctl)
 }
 
+/// Starts a server of `TestService` on 127.0.0.1 with `cfg` and the default io timeout.
+pub fn start(cfg: mcp_http_blocking::HttpConfig) -> mcp_http_blocking::ServerHandle {
+    mcp_http_blocking::HttpServer::builder()
+        .config(cfg)
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap()
+}
+
+/// How long a client test waits for one event before it fails.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// A request with a numeric id.
+pub fn req(id: i64, method: &str, params: Value) -> Message {
+    Message::Request(Request::new(RequestId::Number(id), method, &params).unwrap())
+}
+
+/// The client's next event, within [`WAIT`].
+pub fn next_event(rx: &Receiver<mcp_core::transport::Incoming>) -> mcp_core::transport::Incoming {
+    rx.recv_timeout(WAIT).expect("an event in time")
+}
+
+/// The client's next event, which must be a message.
+pub fn next(rx: &Receiver<mcp_core::transport::Incoming>) -> Message {
+    match next_event(rx) {
+        mcp_core::transport::Incoming::Message(m) => m,
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
 /// What the test controls and observes.
 pub struct Ctl {
     /// `gated` waits on this before its second notification and answer.
