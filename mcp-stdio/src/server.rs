@@ -264,11 +264,9 @@ where
             return Err(Error::Io(io::Error::other(e.to_string())));
         }
     }
-    drop(executor);
-
     // Each job reports when it ends, even by panic; the first to end decides the path.
     let (first, ended) = done_rx.recv().unwrap_or((Side::Reader, Ended::Panicked));
-    match first {
+    let result = match first {
         Side::Reader => {
             let read_result = ended.into_result("mcp-stdio-reader");
             log::debug!("stdio input ended; closing the session");
@@ -300,7 +298,13 @@ where
                 Err(e) => Err(e),
             }
         }
-    }
+    };
+    // Only now: when this is the last handle (every reading job ended), dropping it joins the
+    // workers, and the writer must have had its shutdown signal by then, or the join would
+    // wait for a writer that waits for us. A reader still blocked in a read holds its own
+    // handle, so it is never joined here.
+    drop(executor);
+    result
 }
 
 #[derive(Debug, Clone, Copy)]
