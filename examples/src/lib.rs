@@ -5,8 +5,12 @@
 //! With `--bearer-token TOKEN` as well, HTTP requests must carry `Authorization: Bearer TOKEN`
 //! (the server's authorization hook: others get 401 with a `WWW-Authenticate` challenge that
 //! points at the RFC 9728 resource metadata).
+//!
+//! Several instances behind a load balancer: `--state-secret-file PATH` keys the 2026-07-28
+//! `requestState` and the pagination cursors with a secret the instances share (at least 32
+//! bytes; see [`configure`]), so any instance continues what another started.
 
-use mcp_server_kit::Server;
+use mcp_server_kit::{Server, ServerBuilder};
 
 #[cfg(feature = "full")]
 pub mod conformance_auth;
@@ -15,11 +19,72 @@ pub mod server_proc;
 mod signal;
 
 /// The usage line the examples print for `--help`.
-pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]]   \
-(ADDR such as 127.0.0.1:8080; serves /mcp)";
+pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]] \
+[--state-secret-file PATH]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
+
+/// The command line, parsed: flags in any order, each at most once.
+#[derive(Default)]
+struct Options {
+    http: Option<String>,
+    token: Option<String>,
+    secret_file: Option<String>,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options::default();
+        let mut it = args.iter();
+        let mut stdio = false;
+        while let Some(flag) = it.next() {
+            let slot = match flag.as_str() {
+                "--stdio" if !stdio => {
+                    stdio = true;
+                    continue;
+                }
+                "--http" => &mut o.http,
+                "--bearer-token" => &mut o.token,
+                "--state-secret-file" => &mut o.secret_file,
+                _ => return Err(format!("unknown argument {flag:?}; usage: {USAGE}")),
+            };
+            match (slot.is_some(), it.next()) {
+                (false, Some(v)) => *slot = Some(v.clone()),
+                _ => return Err(format!("{flag} takes one value, once; usage: {USAGE}")),
+            }
+        }
+        if (stdio && o.http.is_some()) || (o.token.is_some() && o.http.is_none()) {
+            return Err(format!("usage: {USAGE}"));
+        }
+        Ok(o)
+    }
+}
+
+/// Applies what the command line says about the server itself to its builder, before
+/// `build`: with `--state-secret-file PATH`, the secret its instances share
+/// ([`ServerBuilder::state_secret`](mcp_server_kit::ServerBuilder)).
+///
+/// # Errors
+/// Unknown arguments, or a secret file that cannot be read or holds fewer than 32 bytes.
+pub fn configure(
+    builder: ServerBuilder,
+    args: &[String],
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    let opts = Options::parse(args)?;
+    match opts.secret_file {
+        None => Ok(builder),
+        #[cfg(feature = "full")]
+        Some(path) => Ok(builder.state_secret(mcp_server_kit::StateSecret::from_file(path)?)),
+        #[cfg(not(feature = "full"))]
+        Some(_) => Err(
+            "this binary was built without sealed request states (build with the \
+`full` feature)"
+                .into(),
+        ),
+    }
+}
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
 /// (stdio), or on HTTP after SIGTERM or Ctrl-C, once the server has drained.
+/// (`--state-secret-file` is [`configure`]'s, applied before the server was built.)
 ///
 /// # Errors
 /// A transport error, or arguments that name no transport.
@@ -28,18 +93,10 @@ pub fn serve(
     args: impl Iterator<Item = String>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = args.collect();
-    match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        [] | ["--stdio"] => Ok(mcp_stdio::serve(server)?),
-        ["--http", addr] => serve_http(server, addr, None),
-        ["--http", addr, "--bearer-token", token] | ["--bearer-token", token, "--http", addr] => {
-            serve_http(server, addr, Some(token))
-        }
-        _ => Err(format!("unknown arguments {args:?}; usage: {USAGE}").into()),
+    let opts = Options::parse(&args)?;
+    match &opts.http {
+        None => Ok(mcp_stdio::serve(server)?),
+        Some(addr) => serve_http(server, addr, opts.token.as_deref()),
     }
 }
 

@@ -61,6 +61,7 @@ mod prompt;
 mod request_state;
 mod resource;
 pub mod schema;
+mod secret;
 mod server;
 mod session;
 mod shared;
@@ -72,6 +73,8 @@ pub use context::Context;
 pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use resource::{Resource, ResourceTemplate, with_mime};
+#[cfg(feature = "request-state")]
+pub use secret::StateSecret;
 pub use server::{Server, ServerBuilder};
 pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{IntoToolResult, NoArgs, Tool};

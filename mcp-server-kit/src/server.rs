@@ -253,6 +253,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Seals 2026-07-28 `requestState` and pagination cursors with keys derived from `secret`
+    /// instead of a key drawn at random when the process starts, so that every instance of
+    /// this server configured with the same secret continues the others' `input_required`
+    /// retries and pages (behind a load balancer, any request may land on any instance).
+    #[cfg(feature = "request-state")]
+    pub fn state_secret(mut self, secret: crate::StateSecret) -> Self {
+        self.config.secrets.current = Some(secret);
+        self
+    }
+
+    /// During a rotation: states and cursors sealed with `secret` are still accepted (until
+    /// they expire), while new ones are sealed with [`ServerBuilder::state_secret`]. Ignored
+    /// without a current secret.
+    #[cfg(feature = "request-state")]
+    pub fn previous_state_secret(mut self, secret: crate::StateSecret) -> Self {
+        self.config.secrets.previous = Some(secret);
+        self
+    }
+
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors

@@ -13,6 +13,7 @@ use crate::prompt::Prompt;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::tasks::Tasks;
+use crate::secret::Secrets;
 use crate::tool::Tool;
 
 /// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
@@ -29,6 +30,8 @@ pub(crate) struct Config {
     pub(crate) cache_ttl: Duration,
     pub(crate) cache_scope: &'static str,
     pub(crate) request_state_ttl: Duration,
+    /// What request states and cursors are keyed with when shared between instances.
+    pub(crate) secrets: Secrets,
 }
 
 impl Default for Config {
@@ -46,6 +49,7 @@ impl Default for Config {
             cache_ttl: Duration::ZERO,
             cache_scope: "private",
             request_state_ttl: Duration::from_secs(600),
+            secrets: Secrets::default(),
         }
     }
 }
@@ -73,7 +77,8 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// The state of a server just built, with a fresh cursor codec and request-state key.
+    /// The state of a server just built, with a fresh cursor codec and request-state key
+    /// (derived from the configured secrets, if any).
     pub(crate) fn new(
         engine_config: Arc<ServerConfig>,
         config: Config,
@@ -83,11 +88,11 @@ impl Shared {
     ) -> Shared {
         Shared {
             engine_config,
+            cursors: CursorCodec::new(&config.secrets),
+            sealer: StateSealer::new(&config.secrets),
             config,
             registry: RwLock::new(registry),
             pool,
-            cursors: CursorCodec::new(),
-            sealer: StateSealer::new(),
             tasks: Arc::new(tasks),
         }
     }

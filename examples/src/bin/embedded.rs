@@ -107,7 +107,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let status_host = host_tx.clone();
     let set_host = host_tx.clone();
     let read_host = host_tx.clone();
-    let server = Server::builder("thermostat", env!("CARGO_PKG_VERSION"))
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let server = Server::builder("thermostat", env!("CARGO_PKG_VERSION"));
+    let server = mcp_examples::configure(server, &args)?
         .instructions("Controls a simulated room thermostat.")
         .tool(
             Tool::new("get_status", move |_: NoArgs, _: &Context| {
@@ -154,7 +156,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The host keeps the main thread; MCP gets a thread of its own.
     let mcp_server = server.clone();
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let mcp = std::thread::Builder::new()
         .name("mcp".into())
         .spawn(move || {

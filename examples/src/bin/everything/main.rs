@@ -405,9 +405,10 @@ fn tick_tool(running: &Arc<OnceLock<Server>>) -> Tool {
     .description("One step of the background clock (EVERYTHING_CLOCK=manual only)")
 }
 
-fn build(manual_clock: bool) -> Result<Server, Error> {
+fn build(manual_clock: bool, args: &[String]) -> Result<Server, Box<dyn std::error::Error>> {
     let (resources, template) = resources();
-    let mut b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"))
+    let b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"));
+    let mut b = mcp_examples::configure(b, args)?
         .title("Everything (mcp-blocking)")
         .instructions("A test server that exercises every MCP feature.")
         .logging()
@@ -452,7 +453,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let manual = std::env::var_os(MANUAL_CLOCK).is_some_and(|v| v == "manual");
-    let server = build(manual)?;
+    let server = build(manual, &args)?;
     // Background activity: the dynamic tool appears after 2 s, and the watched resource
     // changes every 3 s. A channel that is never sent to serves as a stoppable timer; its
     // sender lives as long as `main`.

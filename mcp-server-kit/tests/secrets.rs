@@ -1,0 +1,246 @@
+//! Several instances of one server behind a load balancer: with the same state secret each
+//! continues the others' `input_required` retries and pagination cursors, with another it
+//! refuses them, and a rotation keeps accepting what the previous secret sealed. Driven in
+//! memory through the service seam, each "instance" a server of its own.
+#![cfg(feature = "request-state")]
+
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_core::jsonrpc::{Message, RequestId, decode};
+use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_server_kit::types::ElicitRequestParams;
+use mcp_server_kit::{Context, Error, NoArgs, Server, StateSecret, Tool};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+const ARG: &str = "confidential-argument-7731";
+const ANSWER: &str = "confidential-answer-4242";
+
+struct Collect(Mutex<Sender<Message>>);
+
+impl Outbound for Collect {
+    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
+    }
+}
+
+/// One client connection to one instance.
+struct Peer {
+    session: Arc<dyn Session>,
+    rx: Receiver<Message>,
+}
+
+impl Peer {
+    fn open(server: &Server) -> Peer {
+        let (tx, rx) = channel();
+        let session = server.open(
+            SessionInfo::new(TransportKind::Memory),
+            Arc::new(Collect(Mutex::new(tx))),
+        );
+        Peer { session, rx }
+    }
+
+    fn request(&self, id: i64, method: &str, params: Value) -> Value {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.session
+            .handle(decode(msg.to_string().as_bytes()).unwrap());
+        loop {
+            let m = self.rx.recv_timeout(WAIT).expect("the server's answer");
+            let v: Value = serde_json::from_slice(&m.to_vec()).unwrap();
+            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    /// A 2026-07-28 request (no handshake: the version and capabilities ride in `_meta`).
+    fn modern(&self, id: i64, method: &str, mut params: Value) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        });
+        self.request(id, method, params)
+    }
+}
+
+fn secret(byte: u8) -> StateSecret {
+    StateSecret::from_bytes(vec![byte; 32]).unwrap()
+}
+
+fn ask(key: &str) -> ElicitRequestParams {
+    serde_json::from_value(json!({
+        "message": key,
+        "requestedSchema": {"type": "object", "properties": {"v": {"type": "string"}}}
+    }))
+    .unwrap()
+}
+
+/// An instance: a tool that asks twice (so the state carries the first answer), and five
+/// tools listed two per page.
+fn instance(current: Option<StateSecret>, previous: Option<StateSecret>) -> Server {
+    let mut b = Server::builder("scaled", "1").page_size(2).tool(Tool::new(
+        "two",
+        |a: Value, ctx: &Context| {
+            let first = ctx.elicit_as("first", ask("first"))?;
+            let second = ctx.elicit_as("second", ask("second"))?;
+            let (f, s) = (
+                serde_json::to_value(first).unwrap(),
+                serde_json::to_value(second).unwrap(),
+            );
+            Ok::<_, Error>(format!(
+                "{} {} {}",
+                a["word"].as_str().unwrap_or(""),
+                f["content"]["v"].as_str().unwrap_or(""),
+                s["content"]["v"].as_str().unwrap_or("")
+            ))
+        },
+    ));
+    for i in 0..4 {
+        b = b.tool(Tool::new(format!("t{i}"), |_: NoArgs, _: &Context| {
+            Ok::<_, Error>("x")
+        }));
+    }
+    if let Some(s) = current {
+        b = b.state_secret(s);
+    }
+    if let Some(s) = previous {
+        b = b.previous_state_secret(s);
+    }
+    b.build().unwrap()
+}
+
+fn call(p: &Peer, id: i64, state: Option<&str>, answers: Value) -> Value {
+    let mut params = json!({"name": "two", "arguments": {"word": ARG}, "inputResponses": answers});
+    if let Some(s) = state {
+        params["requestState"] = json!(s);
+    }
+    p.modern(id, "tools/call", params)
+}
+
+fn answer(v: &str) -> Value {
+    json!({"action": "accept", "content": {"v": v}})
+}
+
+fn state_of(r: &Value) -> String {
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    r["result"]["requestState"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn instances_with_one_secret_continue_each_others_retries() {
+    let (a, b) = (
+        Peer::open(&instance(Some(secret(1)), None)),
+        Peer::open(&instance(Some(secret(1)), None)),
+    );
+    let s1 = state_of(&call(&a, 1, None, json!({})));
+    // The retry lands on B, which asks for the second input; the last round is back on A.
+    let s2 = state_of(&call(&b, 2, Some(&s1), json!({"first": answer(ANSWER)})));
+    let done = call(&a, 3, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        format!("{ARG} {ANSWER} two")
+    );
+
+    // An instance with another secret refuses both states.
+    let c = Peer::open(&instance(Some(secret(2)), None));
+    for (id, s) in [(4, &s1), (5, &s2)] {
+        let r = call(&c, id, Some(s), json!({"second": answer("two")}));
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+    // So does one with no secret at all (its key is its own).
+    let d = Peer::open(&instance(None, None));
+    let r = call(&d, 6, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
+
+#[test]
+fn a_state_discloses_neither_arguments_nor_answers() {
+    let a = Peer::open(&instance(Some(secret(1)), None));
+    let s1 = state_of(&call(&a, 1, None, json!({})));
+    let s2 = state_of(&call(&a, 2, Some(&s1), json!({"first": answer(ANSWER)})));
+    for s in [&s1, &s2] {
+        // Whatever the encoding, the text must not be there: plain, hex, or in the bytes the
+        // hex stands for.
+        let bytes: Vec<u8> = (0..s.len() / 2)
+            .filter_map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok())
+            .collect();
+        for secret_text in [ARG, ANSWER, "first", "answers"] {
+            let hex: String = secret_text.bytes().map(|b| format!("{b:02x}")).collect();
+            assert!(!s.contains(secret_text), "{secret_text} in {s}");
+            assert!(!s.contains(&hex), "{secret_text} (hex) in {s}");
+            assert!(
+                !bytes
+                    .windows(secret_text.len())
+                    .any(|w| w == secret_text.as_bytes()),
+                "{secret_text} in the bytes of {s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rotation_opens_with_the_previous_secret_and_seals_with_the_new() {
+    let old = Peer::open(&instance(Some(secret(1)), None));
+    let rotated = Peer::open(&instance(Some(secret(2)), Some(secret(1))));
+    let s1 = state_of(&call(&old, 1, None, json!({})));
+    let s2 = state_of(&call(
+        &rotated,
+        2,
+        Some(&s1),
+        json!({"first": answer(ANSWER)}),
+    ));
+    // The new state is sealed with the new secret: an instance still on the old one alone
+    // cannot open it, one on the new secret can.
+    let r = call(&old, 3, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let new = Peer::open(&instance(Some(secret(2)), None));
+    let r = call(&new, 4, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    // The previous secret is for opening only: without it, the old state is refused.
+    let r = call(&new, 5, Some(&s1), json!({"first": answer(ANSWER)}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
+
+/// The tool names of every page, each page asked of the next instance in turn.
+fn pages(instances: &[&Peer]) -> Result<Vec<String>, Value> {
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for id in 1..10 {
+        let p = instances[id % instances.len()];
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = p.modern(id as i64, "tools/list", params);
+        let Some(tools) = r["result"]["tools"].as_array() else {
+            return Err(r);
+        };
+        names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        match r["result"].get("nextCursor") {
+            Some(c) => cursor = Some(c.as_str().unwrap().to_owned()),
+            None => return Ok(names),
+        }
+    }
+    panic!("more pages than tools");
+}
+
+#[test]
+fn cursors_cross_instances_that_share_a_secret_and_its_rotation() {
+    let a = Peer::open(&instance(Some(secret(1)), None));
+    let b = Peer::open(&instance(Some(secret(1)), None));
+    let rotated = Peer::open(&instance(Some(secret(2)), Some(secret(1))));
+    let all = ["two", "t0", "t1", "t2", "t3"];
+    assert_eq!(pages(&[&a, &b]).unwrap(), all);
+    // A cursor of the previous secret still pages on a rotated instance.
+    let first = a.modern(1, "tools/list", json!({}));
+    let cursor = first["result"]["nextCursor"].clone();
+    let second = rotated.modern(2, "tools/list", json!({ "cursor": cursor }));
+    assert_eq!(second["result"]["tools"][0]["name"], "t1", "{second}");
+    // Another secret: the second page is refused.
+    let other = Peer::open(&instance(Some(secret(3)), None));
+    let refused = pages(&[&a, &other]).unwrap_err();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
