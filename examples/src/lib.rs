@@ -8,7 +8,9 @@
 //!
 //! Several instances behind a load balancer: `--state-secret-file PATH` keys the 2026-07-28
 //! `requestState` and the pagination cursors with a secret the instances share (at least 32
-//! bytes; see [`configure`]), so any instance continues what another started.
+//! bytes; see [`configure`]), so any instance continues what another started, and
+//! `--instance-tag TAG` puts `TAG.` in front of the legacy session ids this instance mints, so
+//! a proxy can route each session to the instance that holds it.
 
 use mcp_server_kit::{Server, ServerBuilder};
 
@@ -20,7 +22,7 @@ mod signal;
 
 /// The usage line the examples print for `--help`.
 pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]] \
-[--state-secret-file PATH]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
+[--state-secret-file PATH] [--instance-tag TAG]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
 
 /// The command line, parsed: flags in any order, each at most once.
 #[derive(Default)]
@@ -28,6 +30,7 @@ struct Options {
     http: Option<String>,
     token: Option<String>,
     secret_file: Option<String>,
+    instance_tag: Option<String>,
 }
 
 impl Options {
@@ -44,6 +47,7 @@ impl Options {
                 "--http" => &mut o.http,
                 "--bearer-token" => &mut o.token,
                 "--state-secret-file" => &mut o.secret_file,
+                "--instance-tag" => &mut o.instance_tag,
                 _ => return Err(format!("unknown argument {flag:?}; usage: {USAGE}")),
             };
             match (slot.is_some(), it.next()) {
@@ -51,7 +55,8 @@ impl Options {
                 _ => return Err(format!("{flag} takes one value, once; usage: {USAGE}")),
             }
         }
-        if (stdio && o.http.is_some()) || (o.token.is_some() && o.http.is_none()) {
+        let http_only = o.token.is_some() || o.instance_tag.is_some();
+        if (stdio && o.http.is_some()) || (http_only && o.http.is_none()) {
             return Err(format!("usage: {USAGE}"));
         }
         Ok(o)
@@ -96,7 +101,7 @@ pub fn serve(
     let opts = Options::parse(&args)?;
     match &opts.http {
         None => Ok(mcp_stdio::serve(server)?),
-        Some(addr) => serve_http(server, addr, opts.token.as_deref()),
+        Some(addr) => serve_http(server, addr, &opts),
     }
 }
 
@@ -104,10 +109,13 @@ pub fn serve(
 fn serve_http(
     server: Server,
     addr: &str,
-    token: Option<&str>,
+    opts: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mut cfg = mcp_http_blocking::HttpConfig::builder();
-    if let Some(t) = token {
+    if let Some(tag) = &opts.instance_tag {
+        cfg = cfg.instance_tag(mcp_http_blocking::InstanceTag::new(tag.as_str())?);
+    }
+    if let Some(t) = &opts.token {
         cfg = cfg.auth(
             mcp_http_blocking::AuthConfig::builder(std::sync::Arc::new(FixedToken(t.to_owned())))
                 .build(),
@@ -168,7 +176,7 @@ impl mcp_http_blocking::Authorizer for FixedToken {
 fn serve_http(
     _server: Server,
     _addr: &str,
-    _token: Option<&str>,
+    _opts: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
     Err("this binary was built without HTTP support (build with the `full` feature)".into())
 }

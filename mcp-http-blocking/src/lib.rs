@@ -39,8 +39,9 @@ use std::fmt;
 #[cfg(feature = "server")]
 pub use server::{
     AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventStore, HttpConfig,
-    HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, MemoryEventStore,
-    OriginPolicy, ServerHandle, SseBody, SseNext, StreamEnd, StreamableHttp, Sweeper,
+    HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, InstanceTag,
+    MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext, StreamEnd, StreamableHttp,
+    Sweeper,
 };
 
 /// The header carrying the legacy session id.

@@ -67,6 +67,8 @@ pub struct HttpConfig {
     pub(crate) cors: bool,
     /// Bearer-token authorization (default none).
     pub(crate) auth: Option<AuthConfig>,
+    /// Prefix of the legacy session ids this instance mints, `TAG.<random>` (default none).
+    pub(crate) instance_tag: Option<InstanceTag>,
 }
 
 impl HttpConfig {
@@ -205,6 +207,11 @@ impl HttpConfig {
     /// Bearer-token authorization (default none).
     pub fn auth(&self) -> Option<&AuthConfig> {
         self.auth.as_ref()
+    }
+
+    /// Prefix of the legacy session ids this instance mints, `TAG.<random>` (default none).
+    pub fn instance_tag(&self) -> Option<&InstanceTag> {
+        self.instance_tag.as_ref()
     }
 }
 
@@ -372,6 +379,12 @@ impl HttpConfigBuilder {
         self
     }
 
+    /// Prefix of the legacy session ids this instance mints, `TAG.<random>` (default none).
+    pub fn instance_tag(mut self, v: InstanceTag) -> Self {
+        self.config.instance_tag = Some(v);
+        self
+    }
+
     /// The finished [`HttpConfig`].
     pub fn build(self) -> HttpConfig {
         self.config
@@ -490,7 +503,48 @@ impl Default for HttpConfig {
             allowed_origins: OriginPolicy::default(),
             cors: true,
             auth: None,
+            instance_tag: None,
         }
+    }
+}
+
+/// The name of one instance of a server, put in front of the legacy session ids it mints
+/// (`node-a.3f9c…`).
+///
+/// Several instances behind a load balancer: a legacy session lives in the memory of the
+/// instance that created it, so every request of the session must reach that instance. With
+/// the tag in the session id, a plain proxy can route on the `Mcp-Session-Id` header alone
+/// (nginx: a `map` from the part before the first `.` to an upstream), with no sticky-session
+/// module and no shared session store; `initialize`, which has no id yet, goes anywhere. When
+/// the instance is gone, the proxy has nowhere to send the session and the client gets 404,
+/// which tells a conforming client to start a new session.
+///
+/// 1 to 64 characters of the HTTP token set (RFC 9110 `tchar`) other than `.`, which separates
+/// the tag from the random part; so the id stays a valid header value and splits unambiguously.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstanceTag(String);
+
+impl InstanceTag {
+    /// Checks and wraps a tag.
+    ///
+    /// # Errors
+    /// Empty, longer than 64 characters, or a character outside the token set (or a `.`):
+    /// `InvalidInput`.
+    pub fn new(tag: impl Into<String>) -> std::io::Result<InstanceTag> {
+        let tag = tag.into();
+        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-^_`|~".contains(&b);
+        if tag.is_empty() || tag.len() > 64 || !tag.bytes().all(tchar) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("instance tag {tag:?}: 1 to 64 of A-Z a-z 0-9 !#$%&'*+-^_`|~ (no '.')"),
+            ));
+        }
+        Ok(InstanceTag(tag))
+    }
+
+    /// The tag.
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 

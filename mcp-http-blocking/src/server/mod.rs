@@ -25,7 +25,7 @@ mod stateless;
 mod store;
 mod streamable;
 
-pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder};
+pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder, InstanceTag};
 pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
 #[cfg(all(test, feature = "client"))]

@@ -115,6 +115,11 @@ impl LegacySession {
     ) -> Arc<Self> {
         let mut streams = HashMap::new();
         streams.insert(0, Arc::new(Stream::new(0, 0, false)));
+        // The instance tag goes in front, so a proxy routes the session to this instance.
+        let id = match &cfg.instance_tag {
+            Some(tag) => format!("{}.{id}", tag.as_str()),
+            None => id,
+        };
         Arc::new(LegacySession {
             id,
             kind,
