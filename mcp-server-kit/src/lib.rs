@@ -52,6 +52,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod broadcast;
 mod context;
 mod cursor;
 mod dispatch;

@@ -12,6 +12,7 @@ use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
 
+use crate::broadcast::{Broadcast, Event, LISTENER_CAPACITY};
 use crate::error::{Error, StartError};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
@@ -83,6 +84,7 @@ pub struct ServerBuilder {
     max_tasks: usize,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
+    broadcast: Option<Arc<dyn Broadcast>>,
 }
 
 impl ServerBuilder {
@@ -272,6 +274,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Publishes resource updates and list changes on `broadcast`, and hands the events heard
+    /// there (from every instance, this one included) to this instance's sessions, so a
+    /// client listening on one instance hears of a change made on another. Default: none,
+    /// events go straight to this instance's sessions. See [`crate::broadcast`].
+    pub fn broadcast(mut self, broadcast: Arc<dyn Broadcast>) -> Self {
+        self.broadcast = Some(broadcast);
+        self
+    }
+
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors
@@ -316,7 +327,7 @@ impl ServerBuilder {
             .idle_timeout(IDLE_WORKER_TIMEOUT)
             .build()
             .map_err(|e| Error::Start(StartError::new(e)))?;
-        Ok(Server {
+        let server = Server {
             shared: Arc::new(Shared::new(
                 engine_config,
                 self.config,
@@ -330,7 +341,16 @@ impl ServerBuilder {
                 ),
             )),
             sessions: Arc::default(),
-        })
+            broadcast: self.broadcast,
+        };
+        if let Some(b) = &server.broadcast {
+            let sub = b.subscribe(LISTENER_CAPACITY).map_err(|e| {
+                Error::Unsupported(format!("cannot subscribe to the broadcast: {e}"))
+            })?;
+            crate::broadcast::listen(sub, Arc::downgrade(&server.sessions), deliver)
+                .map_err(|e| Error::Unsupported(format!("cannot start the listener: {e}")))?;
+        }
+        Ok(server)
     }
 }
 
@@ -381,6 +401,28 @@ fn capabilities(reg: &Registry, logging: bool, completions: bool) -> Value {
 pub struct Server {
     shared: Arc<Shared>,
     sessions: Arc<Mutex<Sessions>>,
+    broadcast: Option<Arc<dyn Broadcast>>,
+}
+
+/// Hands an event to the sessions open on this instance.
+fn deliver(sessions: &Mutex<Sessions>, event: &Event) {
+    let live = sessions.lock().unwrap_or_else(|p| p.into_inner()).live();
+    for s in live {
+        match event {
+            Event::ResourceUpdated(uri) => s.resource_updated(uri),
+            Event::ListChanged(kind) => s.list_changed(*kind),
+            // Events were lost: every list may have changed.
+            Event::Resync => {
+                for kind in [
+                    ChangedList::Tools,
+                    ChangedList::Prompts,
+                    ChangedList::Resources,
+                ] {
+                    s.list_changed(kind);
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Server {
@@ -406,6 +448,7 @@ impl Server {
             max_tasks: DEFAULT_MAX_TASKS,
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_millis(500),
+            broadcast: None,
         }
     }
 
@@ -430,9 +473,7 @@ impl Server {
             f(&mut reg)
         };
         if changed {
-            for s in self.live_sessions() {
-                s.list_changed(kind);
-            }
+            self.announce(&Event::ListChanged(kind));
         }
         changed
     }
@@ -513,8 +554,28 @@ impl Server {
     /// Tells every client subscribed to `uri` that it changed
     /// (`notifications/resources/updated`).
     pub fn resource_updated(&self, uri: &str) {
-        for s in self.live_sessions() {
-            s.resource_updated(uri);
+        self.announce(&Event::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// Tells every client listening for changes of `kind` that the list changed, for a change
+    /// the server did not make through its own `add_*` / `remove_*` (its handlers read the
+    /// list from elsewhere). With a broadcast, clients of every instance hear it.
+    pub fn list_changed(&self, kind: ChangedList) {
+        self.announce(&Event::ListChanged(kind));
+    }
+
+    /// To every instance through the broadcast, or straight to this instance's sessions.
+    fn announce(&self, event: &Event) {
+        match &self.broadcast {
+            Some(b) => {
+                if let Err(e) = b.publish(event) {
+                    // The other instances miss it (they resync when their connection comes
+                    // back); this instance's sessions need not.
+                    log::warn!("broadcast publish failed: {e}; delivering locally only");
+                    deliver(&self.sessions, event);
+                }
+            }
+            None => deliver(&self.sessions, event),
         }
     }
 
