@@ -12,8 +12,8 @@ use crate::cursor::CursorCodec;
 use crate::prompt::Prompt;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
-use crate::tasks::Tasks;
 use crate::secret::Secrets;
+use crate::tasks::Tasks;
 use crate::tool::Tool;
 
 /// Tunables, with defaults that suit a desktop stdio server and a small HTTP service alike.
