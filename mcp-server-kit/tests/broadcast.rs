@@ -1,71 +1,25 @@
 //! Notifications across instances: a change announced on one server reaches the clients of
 //! another through a shared broadcast (in process here; Redis in `redis_broadcast.rs`).
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
-use mcp_core::jsonrpc::{Message, RequestId, decode};
-use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
 use mcp_server_kit::broadcast::{Broadcast, Event, ListKind, LocalBroadcast};
 use mcp_server_kit::types::ResourceContents;
 use mcp_server_kit::{Context, Error, NoArgs, Resource, Server, Tool};
-use serde_json::{Value, json};
+use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(10);
+mod common;
+use common::Peer;
+
 const URI: &str = "test://watched";
-
-struct Collect(Mutex<Sender<Message>>);
-
-impl Outbound for Collect {
-    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
-        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
-    }
-}
-
-struct Peer {
-    session: Arc<dyn Session>,
-    rx: Receiver<Message>,
-}
 
 impl Peer {
     /// A legacy session on `server`, initialized and subscribed to `URI`.
     fn subscribed(server: &Server) -> Peer {
-        let (tx, rx) = channel();
-        let session = server.open(
-            SessionInfo::new(TransportKind::Memory),
-            Arc::new(Collect(Mutex::new(tx))),
-        );
-        let p = Peer { session, rx };
-        p.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        p.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let p = Peer::open(server);
+        p.initialize("2025-11-25", json!({}));
         p.request(2, "resources/subscribe", json!({"uri": URI}));
         p
-    }
-
-    fn send(&self, v: Value) {
-        self.session
-            .handle(decode(v.to_string().as_bytes()).unwrap());
-    }
-
-    fn next(&self) -> Value {
-        let m = self.rx.recv_timeout(WAIT).expect("a message");
-        serde_json::from_slice(&m.to_vec()).unwrap()
-    }
-
-    fn request(&self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let v = self.next();
-            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
-                return v;
-            }
-        }
     }
 }
 

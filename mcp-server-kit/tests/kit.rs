@@ -1,82 +1,17 @@
 //! The kit driven in memory through the service seam: no transport, real sessions, real
 //! worker threads.
 
-use std::sync::mpsc::{Receiver, Sender, channel, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
+use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
-use mcp_core::jsonrpc::{Message, RequestId, decode};
-use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_core::service::{SessionInfo, TransportKind};
 use mcp_server_kit::types::{CallToolResult, ElicitRequestParams};
 use mcp_server_kit::{Context, Error, NoArgs, Server, Tool, schema::Schema};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
-
-struct Collect(Mutex<Sender<Message>>);
-
-impl Outbound for Collect {
-    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
-        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
-    }
-}
-
-struct Peer {
-    session: Arc<dyn Session>,
-    rx: Receiver<Message>,
-}
-
-impl Peer {
-    fn open(server: &Server) -> Peer {
-        let (tx, rx) = channel();
-        let session = server.open(
-            SessionInfo::new(TransportKind::Memory),
-            Arc::new(Collect(Mutex::new(tx))),
-        );
-        Peer { session, rx }
-    }
-
-    fn send(&self, json: Value) {
-        self.session
-            .handle(decode(json.to_string().as_bytes()).unwrap());
-    }
-
-    fn next(&self) -> Value {
-        let m = self
-            .rx
-            .recv_timeout(WAIT)
-            .expect("a message from the server");
-        serde_json::from_slice(&m.to_vec()).unwrap()
-    }
-
-    /// The response to `id`, skipping (and returning) what came before it.
-    fn response(&self, id: i64) -> (Value, Vec<Value>) {
-        let mut before = Vec::new();
-        loop {
-            let v = self.next();
-            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
-                return (v, before);
-            }
-            before.push(v);
-        }
-    }
-
-    fn request(&self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        self.response(id).0
-    }
-
-    fn initialize(&self, version: &str, caps: Value) -> Value {
-        let r = self.request(
-            0,
-            "initialize",
-            json!({"protocolVersion": version, "capabilities": caps,
-                   "clientInfo": {"name": "test", "version": "1"}}),
-        );
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        r
-    }
-}
+mod common;
+use common::{Peer, WAIT};
 
 fn modern(params: Value, caps: Value) -> Value {
     let mut p = params;
@@ -527,15 +462,13 @@ fn mirrored_arguments_must_match_their_mcp_param_headers() {
         .build()
         .unwrap();
     let exchange = |headers: &[(&str, &str)], region: &str| {
-        let (tx, rx) = channel();
         let info = SessionInfo::new(TransportKind::StreamableHttp).with_param_headers(
             headers
                 .iter()
                 .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
                 .collect(),
         );
-        let session = server.open(info, Arc::new(Collect(Mutex::new(tx))));
-        let p = Peer { session, rx };
+        let p = Peer::open_with(&server, info);
         p.request(
             1,
             "tools/call",

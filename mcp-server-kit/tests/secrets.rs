@@ -4,57 +4,17 @@
 //! memory through the service seam, each "instance" a server of its own.
 #![cfg(feature = "request-state")]
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use mcp_core::jsonrpc::{Message, RequestId, decode};
-use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, TransportKind};
 use mcp_server_kit::types::ElicitRequestParams;
 use mcp_server_kit::{Context, Error, NoArgs, Server, StateSecret, Tool};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
+mod common;
+use common::Peer;
+
 const ARG: &str = "confidential-argument-7731";
 const ANSWER: &str = "confidential-answer-4242";
 
-struct Collect(Mutex<Sender<Message>>);
-
-impl Outbound for Collect {
-    fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
-        self.0.lock().unwrap().send(msg).map_err(|_| Closed)
-    }
-}
-
-/// One client connection to one instance.
-struct Peer {
-    session: Arc<dyn Session>,
-    rx: Receiver<Message>,
-}
-
 impl Peer {
-    fn open(server: &Server) -> Peer {
-        let (tx, rx) = channel();
-        let session = server.open(
-            SessionInfo::new(TransportKind::Memory),
-            Arc::new(Collect(Mutex::new(tx))),
-        );
-        Peer { session, rx }
-    }
-
-    fn request(&self, id: i64, method: &str, params: Value) -> Value {
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.session
-            .handle(decode(msg.to_string().as_bytes()).unwrap());
-        loop {
-            let m = self.rx.recv_timeout(WAIT).expect("the server's answer");
-            let v: Value = serde_json::from_slice(&m.to_vec()).unwrap();
-            if v.get("id") == Some(&json!(id)) && v.get("method").is_none() {
-                return v;
-            }
-        }
-    }
-
     /// A 2026-07-28 request (no handshake: the version and capabilities ride in `_meta`).
     fn modern(&self, id: i64, method: &str, mut params: Value) -> Value {
         params["_meta"] = json!({
