@@ -66,6 +66,12 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// An instance tag ([`InstanceTag::new`]) that cannot stand in a session id: it must be
+    /// 1 to 64 HTTP token characters, without `.` (which separates it from the random part).
+    InvalidInstanceTag {
+        /// The tag as given.
+        tag: String,
+    },
     /// A request of the HTTP client got no usable answer: the connection was refused, reset
     /// or timed out, or the answer's body could not be read (ureq's error).
     #[cfg(feature = "client")]
@@ -121,6 +127,10 @@ impl fmt::Display for Error {
             Error::Bind(e) => write!(f, "cannot bind: {e}"),
             Error::Io(e) => write!(f, "I/O error: {e}"),
             Error::InvalidUrl { url, reason } => write!(f, "invalid URL {url:?}: {reason}"),
+            Error::InvalidInstanceTag { tag } => write!(
+                f,
+                "invalid instance tag {tag:?}: 1 to 64 of A-Z a-z 0-9 !#$%&'*+-^_`|~ (no '.')"
+            ),
             #[cfg(feature = "client")]
             Error::Http { url, source } => write!(f, "{url}: {source}"),
             #[cfg(feature = "client")]
@@ -185,6 +195,7 @@ impl std::error::Error for Error {
                 source: Some(e), ..
             } => Some(e.as_ref()),
             Error::InvalidUrl { .. }
+            | Error::InvalidInstanceTag { .. }
             | Error::UnexpectedAnswer { .. }
             | Error::StreamEnded { source: None, .. }
             | Error::SessionLost { .. } => None,

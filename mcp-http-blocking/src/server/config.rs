@@ -529,15 +529,12 @@ impl InstanceTag {
     ///
     /// # Errors
     /// Empty, longer than 64 characters, or a character outside the token set (or a `.`):
-    /// `InvalidInput`.
-    pub fn new(tag: impl Into<String>) -> std::io::Result<InstanceTag> {
+    /// [`Error::InvalidInstanceTag`](crate::Error::InvalidInstanceTag).
+    pub fn new(tag: impl Into<String>) -> Result<InstanceTag, crate::Error> {
         let tag = tag.into();
         let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-^_`|~".contains(&b);
         if tag.is_empty() || tag.len() > 64 || !tag.bytes().all(tchar) {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("instance tag {tag:?}: 1 to 64 of A-Z a-z 0-9 !#$%&'*+-^_`|~ (no '.')"),
-            ));
+            return Err(crate::Error::InvalidInstanceTag { tag });
         }
         Ok(InstanceTag(tag))
     }
