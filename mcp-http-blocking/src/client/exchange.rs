@@ -643,7 +643,7 @@ impl Shared {
     /// The legacy standalone GET stream: server requests and notifications that belong to no
     /// request. Reopened when the server ends it (SSE polling), from the last event id, with
     /// a bound on failures in a row.
-    pub(super) fn get_stream(self: &Arc<Self>) {
+    pub(super) fn get_stream(self: &Arc<Self>, mut ready: Option<crossbeam_channel::Sender<()>>) {
         let mut cur = Cursor {
             last_id: None,
             retry: self.cfg.default_retry,
@@ -657,6 +657,8 @@ impl Shared {
             let before = cur.events;
             let last = cur.last_id.clone().filter(|s| !s.is_empty());
             let opened = self.open_get(&lease, last.as_deref());
+            // The first attempt is over: whoever waits for the stream may go on.
+            ready.take();
             let stop = match opened {
                 Ok(body) => match self.pump(
                     &mut self.sse(body),

@@ -542,6 +542,11 @@ struct State {
 /// Agents kept for reuse (each keeps one idle keep-alive connection).
 const IDLE_AGENTS: usize = 8;
 
+/// How long the first requests of a legacy session wait for the server to answer the GET
+/// stream's request (after `notifications/initialized`): long enough for any live server, short
+/// enough that one which never answers costs the first call little.
+const GET_HEAD_START: std::time::Duration = std::time::Duration::from_millis(200);
+
 pub(crate) struct Shared {
     url: String,
     cfg: HttpClientConfig,
@@ -728,12 +733,19 @@ impl Shared {
         let accepted = self.post_one_way(&lease, &msg);
         self.release(lease);
         if accepted && is_initialized {
-            // The GET stream opens beside the requests; nothing waits for it. Holding the
-            // first requests until it opened let a server that never answers the GET make
-            // every first call late by the connect timeout (10 s); a request's answer comes on
-            // its own POST anyway, and what the server sends outside requests before the
-            // stream is open has, per the transport, nowhere to go yet.
-            self.start_get_stream();
+            // The GET stream gets a short head start: the first requests wait until the
+            // server answered the GET (open or refused), at most `GET_HEAD_START`, so that
+            // the stream is normally open before any request's own stream (what the server
+            // sends outside requests then has somewhere to go, and a server watching the order
+            // of a session's requests sees the GET first), while a server that never answers
+            // the GET costs the first call that bound once, not the connect timeout.
+            if let Some(ready) = self.start_get_stream() {
+                select! {
+                    recv(ready) -> _ => {}
+                    recv(self.stop_rx) -> _ => {}
+                    default(GET_HEAD_START) => {}
+                }
+            }
         }
     }
 
@@ -778,25 +790,33 @@ impl Shared {
         if let Some(t) = finished {
             let _ = t.join();
         }
-        self.start_get_stream();
+        let _ = self.start_get_stream();
     }
 
-    /// Starts the GET stream's thread (once the session is ready, unless one runs).
-    fn start_get_stream(self: &Arc<Self>) {
+    /// Starts the GET stream's thread (once the session is ready, unless one runs); the
+    /// receiver disconnects once its first attempt to open the stream is over.
+    fn start_get_stream(self: &Arc<Self>) -> Option<Receiver<()>> {
         if !self.cfg.get_stream {
-            return;
+            return None;
         }
         let mut st = self.state();
         if st.closed || st.get_thread.is_some() || !st.legacy_ready || st.old_endpoint.is_some() {
-            return;
+            return None;
         }
         let me = Arc::clone(self);
+        let (ready_tx, ready_rx) = bounded::<()>(0);
         match thread::Builder::new()
             .name("mcp-http-get".into())
-            .spawn(move || me.get_stream())
+            .spawn(move || me.get_stream(Some(ready_tx)))
         {
-            Ok(t) => st.get_thread = Some(t),
-            Err(e) => log::warn!("cannot start the GET stream thread: {e}"),
+            Ok(t) => {
+                st.get_thread = Some(t);
+                Some(ready_rx)
+            }
+            Err(e) => {
+                log::warn!("cannot start the GET stream thread: {e}");
+                None
+            }
         }
     }
 }
