@@ -24,9 +24,9 @@
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 
@@ -95,6 +95,7 @@ impl ExecutorBuilder {
             threads: AtomicUsize::new(0),
             idle: AtomicUsize::new(0),
             handles: Mutex::new(Vec::new()),
+            counted_out: (Mutex::new(()), Condvar::new()),
             #[cfg(test)]
             events: Mutex::new(None),
         });
@@ -203,6 +204,9 @@ struct Inner {
     /// Workers waiting for work that no job has claimed yet.
     idle: AtomicUsize,
     handles: Mutex<Vec<JoinHandle<()>>>,
+    /// Signalled (under its lock) each time a worker is counted out, for
+    /// [`Executor::wait_threads_at_most`].
+    counted_out: (Mutex<()>, Condvar),
     /// Tests learn here when a worker goes idle or retires (events, not sleeps).
     #[cfg(test)]
     events: Mutex<Option<Sender<Event>>>,
@@ -276,6 +280,30 @@ impl Executor {
         self.inner.idle.load(Ordering::SeqCst)
     }
 
+    /// Waits until at most `n` workers are alive (idle ones beyond the minimum retire after
+    /// the idle timeout), for at most `timeout`; true if that happened. For hosts that want a
+    /// quiet process before they measure or unload something, and for tests, which wait on
+    /// this event instead of polling a thread count. A worker is counted out just before its
+    /// thread returns.
+    pub fn wait_threads_at_most(&self, n: usize, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let (lock, changed) = &self.inner.counted_out;
+        let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.threads() <= n {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            guard = changed
+                .wait_timeout(guard, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
     /// The most workers alive at once.
     pub fn max_threads(&self) -> usize {
         self.inner.max_threads
@@ -339,6 +367,14 @@ impl Inner {
         self.handles.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Wakes [`Executor::wait_threads_at_most`] after a worker was counted out. The lock is
+    /// taken so that a waiter between its check and its wait cannot miss this.
+    fn counted_out(&self) {
+        let (lock, changed) = &self.counted_out;
+        drop(lock.lock().unwrap_or_else(|p| p.into_inner()));
+        changed.notify_all();
+    }
+
     /// Takes one idle worker for a job about to be sent; false when none is idle.
     fn claim_idle(&self) -> bool {
         self.idle
@@ -376,6 +412,7 @@ impl Inner {
             }
             Err(e) => {
                 self.threads.fetch_sub(1, Ordering::SeqCst);
+                self.counted_out();
                 let job = slot
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -429,6 +466,7 @@ impl Inner {
                         if self.may_retire() {
                             // A job queued meanwhile found no place: take it after all.
                             if self.backlog.is_empty() || !self.reserve_thread() {
+                                self.counted_out();
                                 #[cfg(test)]
                                 self.event(Event::Retired);
                                 return;
@@ -451,6 +489,7 @@ impl Inner {
             run(job);
         }
         self.threads.fetch_sub(1, Ordering::SeqCst);
+        self.counted_out();
     }
 }
 
@@ -629,6 +668,34 @@ mod tests {
             }
         }
         assert_eq!(exec.threads(), 1);
+    }
+
+    #[test]
+    fn wait_threads_at_most_wakes_when_workers_retire_and_never_goes_below_the_minimum() {
+        let exec = Executor::builder()
+            .min_threads(1)
+            .max_threads(4)
+            .idle_timeout(Duration::from_millis(1))
+            .build()
+            .unwrap();
+        let (gate_tx, gate_rx) = bounded::<()>(0);
+        let (started_tx, started_rx) = bounded(64);
+        for _ in 0..3 {
+            let (g, s) = (gate_rx.clone(), started_tx.clone());
+            exec.execute(move || {
+                s.send(()).unwrap();
+                let _ = g.recv();
+            })
+            .unwrap();
+            started_rx.recv_timeout(SAFETY).unwrap();
+        }
+        // Busy workers do not retire: the wait ends at its timeout.
+        assert!(!exec.wait_threads_at_most(1, Duration::from_millis(20)));
+        drop(gate_tx);
+        assert!(exec.wait_threads_at_most(1, SAFETY));
+        assert_eq!(exec.threads(), 1);
+        // The minimum stays.
+        assert!(!exec.wait_threads_at_most(0, Duration::from_millis(20)));
     }
 
     #[test]

@@ -424,6 +424,22 @@ impl ServerHandle {
         lock(&self.shared.conns).len()
     }
 
+    /// Waits, at most `timeout`, until the server is quiet: no connection open and every
+    /// thread it started for past connections and answers ended (idle ones end after a
+    /// second). True if that happened. For hosts that check their footprint (a plugin about
+    /// to be unloaded, a soak test), and for tests that must see threads go away without
+    /// polling the process's thread list.
+    pub fn wait_until_idle(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let left = || deadline.saturating_duration_since(Instant::now());
+        // Connection jobs end before their workers retire, and they take their connection
+        // out of the registry as they end: no worker left means no connection left.
+        self.shared.connections.wait_threads_at_most(0, left())
+            && self.shared.answers.wait_threads_at_most(0, left())
+            && self.shared.hangups.wait_threads_at_most(0, left())
+            && self.connections() == 0
+    }
+
     /// Drains and stops the server within the grace period of
     /// [`HttpServerBuilder::shutdown_grace`]; see [`ServerHandle::shutdown_within`].
     pub fn shutdown(self) {
