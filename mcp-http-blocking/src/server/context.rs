@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mcp_core::executor::Executor;
 use mcp_core::service::Service;
 
 use crate::server::answer::Watch;
@@ -18,4 +19,8 @@ pub(crate) struct ServerContext {
     pub(crate) store: Arc<dyn EventStore>,
     /// Present when sessions run handlers inline (the core of an [`crate::HttpServer`]).
     pub(crate) watch: Option<Watch>,
+    /// With `watch`: delivers a legacy request to its session when the session runs handlers
+    /// inside `handle` and the caller writes the answer itself (nobody could write it while
+    /// the handler blocks). Idle workers end after 10 s.
+    pub(crate) deliver: Option<Executor>,
 }

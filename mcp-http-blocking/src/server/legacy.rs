@@ -2,10 +2,8 @@
 //! DELETE, and the 2024-11-05 HTTP+SSE pair (`/sse` + `/messages`).
 
 use std::io::Read;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
 
-use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::{
     DecodeError, ErrorObject, Message, Payload as Incoming, RequestId, codes, decode_incoming,
 };
@@ -148,8 +146,13 @@ pub(crate) fn post(
             // The session runs handlers inside `handle`, and nobody could write this
             // answer while that blocks: the delivery is a job of its own.
             let s3 = sess.clone();
-            if let Err(e) = deliverers().map(|x| x.execute(move || deliver_all(&s3))) {
-                log::error!("cannot deliver a request: {e}");
+            match &ctx.deliver {
+                Some(x) => {
+                    if let Err(e) = x.execute(move || deliver_all(&s3)) {
+                        log::error!("cannot deliver a request: {e}");
+                    }
+                }
+                None => log::error!("cannot deliver a request: no executor"),
             }
             Reply::Now(deferred.run())
         }
@@ -158,24 +161,6 @@ pub(crate) fn post(
             Reply::Now(deferred.run())
         }
     }
-}
-
-/// The executor that delivers requests whose session runs handlers inside `handle` when the
-/// caller writes the answer itself ([`crate::StreamableHttp::handle`], mounted on another HTTP
-/// server): one for the process, started on first use, with idle workers ending after 10 s.
-fn deliverers() -> Result<&'static Executor, String> {
-    static DELIVER: OnceLock<Result<Executor, String>> = OnceLock::new();
-    DELIVER
-        .get_or_init(|| {
-            Executor::builder()
-                .name("mcp-http-deliver")
-                .max_threads(1024)
-                .idle_timeout(Duration::from_secs(10))
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 pub(crate) fn session_for(

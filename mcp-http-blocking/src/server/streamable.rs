@@ -4,9 +4,10 @@
 use std::io::Read;
 use std::sync::Arc;
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::{
     DecodeError, ErrorObject, Message, Payload as Incoming, check_batch, codes, decode_incoming,
 };
@@ -73,10 +74,16 @@ impl StreamableHttp {
     /// that can hand a response over to another thread (see `answer::escape`).
     pub(crate) fn new_inline(service: impl Service, cfg: HttpConfig) -> std::io::Result<Self> {
         let watch = Watch::start(cfg.json_window)?;
-        Ok(Self::build(service, cfg, Some(watch)))
+        let deliver = Executor::builder()
+            .name("mcp-http-deliver")
+            .max_threads(1024)
+            .idle_timeout(Duration::from_secs(10))
+            .build()?;
+        Ok(Self::build(service, cfg, Some((watch, deliver))))
     }
 
-    fn build(service: impl Service, cfg: HttpConfig, watch: Option<Watch>) -> Self {
+    fn build(service: impl Service, cfg: HttpConfig, inline: Option<(Watch, Executor)>) -> Self {
+        let (watch, deliver) = inline.unzip();
         let store = cfg
             .event_store
             .clone()
@@ -88,6 +95,7 @@ impl StreamableHttp {
                 sessions: Registry::default(),
                 store,
                 watch,
+                deliver,
             }),
         }
     }
