@@ -18,7 +18,7 @@ use mcp_core::jsonrpc::Message;
 use mcp_core::transport::Incoming;
 use mcp_http_blocking::client::{HttpClient, HttpClientConfig};
 use mcp_http_blocking::oauth::{
-    AuthStore, Credentials, Grant, LoopbackRedirect, OAuthConfig, OAuthConfigBuilder,
+    AuthStore, Credentials, FlowError, Grant, LoopbackRedirect, OAuthConfig, OAuthConfigBuilder,
     OAuthProvider, SavedAuth,
 };
 use mcp_http_blocking::{AuthConfig, AuthError, Authorizer, HttpConfig, HttpServer, ServerHandle};
@@ -410,11 +410,17 @@ fn headless_builder() -> OAuthConfigBuilder {
 }
 
 /// The next event, which must be a request that failed without an answer (authorization
-/// gave up): the provider's reason.
-fn failed(rx: &Receiver<Incoming>) -> String {
+/// gave up), whose reason is the OAuth flow's typed error and passes `check`; its text.
+fn failed_with(rx: &Receiver<Incoming>, check: impl FnOnce(&FlowError) -> bool) -> String {
     match rx.recv_timeout(WAIT).expect("an event in time") {
         Incoming::Failed { error, .. } => match error.downcast_ref() {
-            Some(mcp_http_blocking::Error::Unauthorized { source, .. }) => source.to_string(),
+            Some(mcp_http_blocking::Error::Unauthorized { source, .. }) => {
+                let flow = std::error::Error::source(source)
+                    .and_then(|e| e.downcast_ref::<FlowError>())
+                    .unwrap_or_else(|| panic!("not a FlowError: {source:?}"));
+                assert!(check(flow), "{flow:?}");
+                source.to_string()
+            }
             _ => panic!("expected a refusal the provider could not help with, got {error:?}"),
         },
         other => panic!("expected a failed exchange, got {other:?}"),
@@ -545,9 +551,14 @@ fn the_hosts_browser_error_comes_back_as_the_source() {
         Incoming::Failed { error, .. } => error,
         other => panic!("expected a failed exchange, got {other:?}"),
     };
-    // Error::Unauthorized -> AuthError::Failed -> the host's io::Error.
+    // Error::Unauthorized -> AuthError::Failed -> FlowError::Host -> the host's io::Error.
     let auth = std::error::Error::source(error.as_ref()).expect("the AuthError");
-    let host = auth.source().expect("the host's error");
+    let flow = auth.source().expect("the flow's error");
+    assert!(
+        matches!(flow.downcast_ref(), Some(FlowError::Host(_))),
+        "{flow:?}"
+    );
+    let host = flow.source().expect("the host's error");
     let io = host.downcast_ref::<std::io::Error>().expect("an io::Error");
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     assert!(s.as_.seen("POST /token").is_empty(), "nothing redeemed");
@@ -567,7 +578,7 @@ fn a_redirect_with_another_state_is_refused() {
         OAuthConfig::authorization_code(REDIRECT, tamper).build(),
     );
     c.sender().send(initialize()).unwrap();
-    let why = failed(&c.receiver());
+    let why = failed_with(&c.receiver(), |e| matches!(e, FlowError::StateMismatch));
     assert!(why.contains("state"), "{why}");
     assert!(
         s.as_.seen("POST /token").is_empty(),
@@ -762,8 +773,9 @@ fn the_authorization_response_iss_is_checked() {
             ok(&next(&c.receiver()));
             assert_eq!(s.as_.seen("POST /token").len(), 1, "{case}");
         } else {
-            let why = failed(&c.receiver());
-            assert!(why.contains("RFC 9207"), "{case}: {why}");
+            failed_with(&c.receiver(), |e| {
+                matches!(e, FlowError::IssuerMismatch { .. })
+            });
             assert_eq!(s.as_.seen("GET /authorize").len(), 1, "{case}");
             assert!(s.as_.seen("POST /token").is_empty(), "{case}");
         }
@@ -1022,8 +1034,7 @@ fn the_jwt_bearer_grant_with_the_hosts_assertion() {
     let s = setup();
     let c = connect(&endpoint(&s.server), jwt_bearer("expired-jwt"));
     c.sender().send(initialize()).unwrap();
-    let why = failed(&c.receiver());
-    assert!(why.contains("invalid_grant"), "{why}");
+    failed_with(&c.receiver(), |e| e.oauth_error() == Some("invalid_grant"));
     assert_eq!(s.as_.grants().len(), 1, "no retry");
     assert!(s.as_.seen("GET /authorize").is_empty(), "no other grant");
 }

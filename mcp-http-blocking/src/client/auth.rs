@@ -64,7 +64,8 @@ pub enum AuthError {
     /// The refusal is not an authorization challenge (a 403 without `insufficient_scope`).
     NotAChallenge(u16),
     /// Getting a token failed (discovery, registration, the token endpoint, the user): the
-    /// provider's own error.
+    /// provider's own error. The crate's OAuth provider puts an `oauth::FlowError` here (feature
+    /// `oauth`): `downcast_ref::<FlowError>()` tells a refusal from an outage.
     Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 

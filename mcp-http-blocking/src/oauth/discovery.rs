@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::FlowError;
 use super::http::Http;
 use super::url::Url;
 
@@ -152,9 +153,8 @@ pub(crate) fn discover(
     server_url: &str,
     from_challenge: Option<&str>,
     version: Option<&str>,
-) -> Result<Discovered, String> {
-    let server =
-        Url::parse(server_url).ok_or_else(|| format!("not an http(s) URL: {server_url}"))?;
+) -> Result<Discovered, FlowError> {
+    let server = Url::parse(server_url).ok_or_else(|| FlowError::NotAUrl(server_url.to_owned()))?;
     let mut prm = None;
     for url in resource_metadata_urls(&server, from_challenge) {
         match http.get_json(&url, version) {
@@ -169,23 +169,26 @@ pub(crate) fn discover(
     let Some((metadata_url, doc)) = prm else {
         return legacy(http, &server, version);
     };
+    let bad = |what| FlowError::BadAnswer {
+        url: metadata_url.clone(),
+        what,
+    };
     let resource = doc
         .get("resource")
         .and_then(Value::as_str)
-        .ok_or_else(|| format!("{metadata_url} names no resource"))?;
-    let parsed = Url::parse(resource).ok_or_else(|| {
-        format!("{metadata_url}: the resource {resource:?} is not an http(s) URL")
-    })?;
+        .ok_or_else(|| bad("names no resource"))?;
+    let parsed = Url::parse(resource).ok_or_else(|| bad("the resource is not an http(s) URL"))?;
     if !server.is_covered_by(&parsed) {
-        return Err(format!(
-            "{metadata_url} is for the resource {resource}, not for {server_url}: refusing to authorize"
-        ));
+        return Err(FlowError::WrongResource {
+            resource: resource.to_owned(),
+            server: server_url.to_owned(),
+        });
     }
     let issuer = doc
         .get("authorization_servers")
         .and_then(Value::as_array)
         .and_then(|a| a.iter().find_map(Value::as_str))
-        .ok_or_else(|| format!("{metadata_url} names no authorization server"))?
+        .ok_or_else(|| bad("names no authorization server"))?
         .to_owned();
     let server_meta = server_metadata(http, &issuer, version)?;
     let resource_scopes = doc
@@ -210,15 +213,14 @@ fn server_metadata(
     http: &Http,
     issuer: &str,
     version: Option<&str>,
-) -> Result<ServerMetadata, String> {
-    let parsed =
-        Url::parse(issuer).ok_or_else(|| format!("the issuer {issuer:?} is not an http(s) URL"))?;
-    let mut last = String::from("not found");
+) -> Result<ServerMetadata, FlowError> {
+    let parsed = Url::parse(issuer).ok_or_else(|| FlowError::NotAUrl(issuer.to_owned()))?;
+    let mut last = None;
     for url in server_metadata_urls(&parsed) {
         match http.get_json(&url, version) {
             Ok(Some(doc)) => {
                 let Some(meta) = ServerMetadata::from_json(&doc) else {
-                    last = format!("{url} has no token endpoint");
+                    last = Some(Box::new(no_token_endpoint(&url)));
                     continue;
                 };
                 let same = meta
@@ -226,31 +228,37 @@ fn server_metadata(
                     .as_deref()
                     .is_some_and(|i| i.trim_end_matches('/') == issuer.trim_end_matches('/'));
                 if !same {
-                    return Err(format!(
-                        "{url} describes the issuer {:?}, not {issuer}",
-                        meta.issuer
-                    ));
+                    return Err(FlowError::IssuerMismatch {
+                        expected: issuer.to_owned(),
+                        got: meta.issuer,
+                    });
                 }
                 return Ok(meta);
             }
             Ok(None) => {}
-            Err(e) => last = e,
+            Err(e) => last = Some(Box::new(e)),
         }
     }
-    Err(format!(
-        "no metadata for the authorization server {issuer} ({last})"
-    ))
+    Err(FlowError::NoMetadata {
+        issuer: issuer.to_owned(),
+        last,
+    })
+}
+
+fn no_token_endpoint(url: &str) -> FlowError {
+    FlowError::BadAnswer {
+        url: url.to_owned(),
+        what: "the metadata has no token endpoint",
+    }
 }
 
 /// 2025-03-26: no resource metadata; the authorization server is the MCP server's origin,
 /// with its RFC 8414 metadata there or else the default endpoints.
-fn legacy(http: &Http, server: &Url, version: Option<&str>) -> Result<Discovered, String> {
+fn legacy(http: &Http, server: &Url, version: Option<&str>) -> Result<Discovered, FlowError> {
     let origin = server.origin();
     let url = format!("{origin}/.well-known/oauth-authorization-server");
     let meta = match http.get_json(&url, version)? {
-        Some(doc) => {
-            ServerMetadata::from_json(&doc).ok_or_else(|| format!("{url} has no token endpoint"))?
-        }
+        Some(doc) => ServerMetadata::from_json(&doc).ok_or_else(|| no_token_endpoint(&url))?,
         None => ServerMetadata::defaults(&origin),
     };
     Ok(Discovered {

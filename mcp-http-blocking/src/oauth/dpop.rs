@@ -11,6 +11,7 @@ use p256::ecdsa::SigningKey;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use super::FlowError;
 use super::jwt::sign_es256;
 use super::pkce::random_token;
 use super::url::{Url, base64url};
@@ -34,23 +35,24 @@ impl std::fmt::Debug for Dpop {
 
 impl Dpop {
     /// A new key from the OS random source.
-    pub(crate) fn generate() -> Result<Dpop, String> {
+    pub(crate) fn generate() -> Result<Dpop, FlowError> {
         // A random 32-byte string is a valid P-256 scalar unless it is zero or not below the
         // group order, which happens with a probability near 2^-32: draw again then.
         for _ in 0..8 {
             let mut secret = [0u8; 32];
-            getrandom::fill(&mut secret).map_err(|e| format!("no randomness from the OS: {e}"))?;
+            getrandom::fill(&mut secret)
+                .map_err(|_| FlowError::Crypto("no randomness from the operating system"))?;
             if let Ok(key) = SigningKey::from_slice(&secret) {
                 return Dpop::with_key(key);
             }
         }
-        Err("could not make a P-256 key".into())
+        Err(FlowError::Crypto("could not make a P-256 key"))
     }
 
-    fn with_key(key: SigningKey) -> Result<Dpop, String> {
+    fn with_key(key: SigningKey) -> Result<Dpop, FlowError> {
         let point = key.verifying_key().to_sec1_point(false);
         let (Some(x), Some(y)) = (point.x(), point.y()) else {
-            return Err("the DPoP public key has no coordinates".into());
+            return Err(FlowError::Crypto("the DPoP public key has no coordinates"));
         };
         let jwk = json!({"crv": "P-256", "kty": "EC", "x": base64url(x), "y": base64url(y)});
         Ok(Dpop {
@@ -78,7 +80,7 @@ impl Dpop {
         url: &str,
         access_token: Option<&str>,
         nonce: Option<&str>,
-    ) -> Result<String, String> {
+    ) -> Result<String, FlowError> {
         let iat = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
@@ -100,7 +102,7 @@ impl Dpop {
     }
 
     /// A token endpoint proof, with the authorization server's nonce if it gave one.
-    pub(crate) fn token_proof(&self, token_endpoint: &str) -> Result<String, String> {
+    pub(crate) fn token_proof(&self, token_endpoint: &str) -> Result<String, FlowError> {
         let nonce = self.as_nonce();
         self.proof("POST", token_endpoint, None, nonce.as_deref())
     }

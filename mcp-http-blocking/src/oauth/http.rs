@@ -6,37 +6,11 @@ use std::time::Duration;
 use serde_json::Value;
 use ureq::Agent;
 
+use super::FlowError;
 use super::url::{base64, encode, form};
 
 /// Largest metadata or token answer read.
 const BODY_LIMIT: u64 = 1 << 20;
-
-/// A failed form POST: no usable answer (ureq's error, kept as this crate's
-/// [`Error::Http`](crate::Error::Http), so a caller that reports it keeps the source), or an
-/// answer that is not what was asked for (an HTTP status, an OAuth error), as text.
-#[derive(Debug)]
-pub(crate) enum HttpFailure {
-    /// The exchange failed below HTTP, or the answer could not be read.
-    Transport(crate::Error),
-    /// The server answered, but not with what was asked for.
-    Answer(String),
-}
-
-impl std::fmt::Display for HttpFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            HttpFailure::Transport(e) => write!(f, "POST {e}"),
-            HttpFailure::Answer(why) => f.write_str(why),
-        }
-    }
-}
-
-/// The flow's own errors are text; this is where a form POST's failure becomes one.
-impl From<HttpFailure> for String {
-    fn from(e: HttpFailure) -> String {
-        e.to_string()
-    }
-}
 
 #[derive(Clone)]
 pub(crate) struct Http {
@@ -62,38 +36,40 @@ impl Http {
         &self,
         url: &str,
         version: Option<&str>,
-    ) -> Result<Option<Value>, String> {
+    ) -> Result<Option<Value>, FlowError> {
         let mut rb = self.agent.get(url).header("Accept", "application/json");
         if let Some(v) = version {
             rb = rb.header(crate::VERSION_HEADER, v);
         }
-        let resp = rb.call().map_err(|e| format!("GET {url}: {e}"))?;
+        let resp = rb.call().map_err(|e| transport(url, e))?;
         let status = resp.status().as_u16();
         if (400..500).contains(&status) {
             log::debug!("GET {url}: HTTP {status}");
             return Ok(None);
         }
         if status != 200 {
-            return Err(format!("GET {url}: HTTP {status}"));
+            return Err(FlowError::Status {
+                url: url.to_owned(),
+                status,
+            });
         }
-        let body = read(resp.into_body())?;
+        let body = read(url, resp.into_body())?;
         match serde_json::from_slice::<Value>(&body) {
             Ok(v) if v.is_object() => Ok(Some(v)),
-            _ => Err(format!("GET {url}: the answer is not a JSON object")),
+            _ => Err(not_an_object(url)),
         }
     }
 
     /// POSTs a form (optionally with HTTP Basic client credentials, RFC 6749 §2.3.1) and
-    /// returns the JSON answer of a 2xx; an OAuth error answer becomes `Err("error: description")`.
+    /// returns the JSON answer of a 2xx; an OAuth error answer is [`FlowError::Refused`].
     pub(crate) fn post_form(
         &self,
         url: &str,
         pairs: &[(&str, &str)],
         basic: Option<(&str, &str)>,
-    ) -> Result<Value, HttpFailure> {
+    ) -> Result<Value, FlowError> {
         self.post_form_raw(url, pairs, basic, None)?
             .into_result(url)
-            .map_err(HttpFailure::Answer)
     }
 
     /// POSTs a form with optional Basic credentials and an optional `DPoP` proof header, and
@@ -105,7 +81,7 @@ impl Http {
         pairs: &[(&str, &str)],
         basic: Option<(&str, &str)>,
         dpop: Option<&str>,
-    ) -> Result<FormAnswer, HttpFailure> {
+    ) -> Result<FormAnswer, FlowError> {
         let mut rb = self
             .agent
             .post(url)
@@ -118,13 +94,9 @@ impl Http {
         if let Some(proof) = dpop {
             rb = rb.header("DPoP", proof);
         }
-        let transport = |source| {
-            HttpFailure::Transport(crate::Error::Http {
-                url: url.to_owned(),
-                source,
-            })
-        };
-        let resp = rb.send(form(pairs).as_bytes()).map_err(transport)?;
+        let resp = rb
+            .send(form(pairs).as_bytes())
+            .map_err(|e| transport(url, e))?;
         let status = resp.status().as_u16();
         let dpop_nonce = resp
             .headers()
@@ -136,7 +108,7 @@ impl Http {
             .into_with_config()
             .limit(BODY_LIMIT)
             .read_to_vec()
-            .map_err(transport)?;
+            .map_err(|e| transport(url, e))?;
         Ok(FormAnswer {
             status,
             json: serde_json::from_slice::<Value>(&body).ok(),
@@ -145,39 +117,54 @@ impl Http {
     }
 
     /// POSTs a JSON body (dynamic client registration) and returns the JSON answer of a 2xx.
-    pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Value, String> {
+    pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Value, FlowError> {
         let resp = self
             .agent
             .post(url)
             .header("Accept", "application/json")
             .header("Content-Type", "application/json")
             .send(body.to_string().as_bytes())
-            .map_err(|e| format!("POST {url}: {e}"))?;
-        answer(url, resp)
+            .map_err(|e| transport(url, e))?;
+        let status = resp.status().as_u16();
+        let body = read(url, resp.into_body())?;
+        judge(url, status, serde_json::from_slice::<Value>(&body).ok())
     }
 
     /// GETs `url` without following a redirect and returns its `Location` (what a browser
     /// would go to next). For hosts whose "browser" is automatic, such as tests.
-    pub(crate) fn location(&self, url: &str) -> Result<String, String> {
-        let resp = self
-            .agent
-            .get(url)
-            .call()
-            .map_err(|e| format!("GET {url}: {e}"))?;
+    pub(crate) fn location(&self, url: &str) -> Result<String, FlowError> {
+        let resp = self.agent.get(url).call().map_err(|e| transport(url, e))?;
         let status = resp.status().as_u16();
         resp.headers()
             .get("location")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned)
-            .ok_or_else(|| format!("GET {url}: HTTP {status} without a Location"))
+            .ok_or_else(|| FlowError::Status {
+                url: url.to_owned(),
+                status,
+            })
     }
 }
 
-fn read(body: ureq::Body) -> Result<Vec<u8>, String> {
+fn transport(url: &str, source: ureq::Error) -> FlowError {
+    FlowError::Http(crate::Error::Http {
+        url: url.to_owned(),
+        source,
+    })
+}
+
+fn not_an_object(url: &str) -> FlowError {
+    FlowError::BadAnswer {
+        url: url.to_owned(),
+        what: "the answer is not a JSON object",
+    }
+}
+
+fn read(url: &str, body: ureq::Body) -> Result<Vec<u8>, FlowError> {
     body.into_with_config()
         .limit(BODY_LIMIT)
         .read_to_vec()
-        .map_err(|e| format!("reading the answer: {e}"))
+        .map_err(|e| transport(url, e))
 }
 
 /// A token endpoint's answer, before it is judged.
@@ -204,39 +191,34 @@ impl FormAnswer {
             .and_then(Value::as_str)
     }
 
-    /// The JSON object of a 2xx; otherwise `Err` with the OAuth error and its description.
-    pub(crate) fn into_result(self, url: &str) -> Result<Value, String> {
+    /// The JSON object of a 2xx; otherwise the OAuth error ([`FlowError::Refused`]) or the
+    /// status.
+    pub(crate) fn into_result(self, url: &str) -> Result<Value, FlowError> {
         judge(url, self.status, self.json)
     }
 }
 
-fn answer(url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Value, String> {
-    let status = resp.status().as_u16();
-    let body = read(resp.into_body())?;
-    judge(url, status, serde_json::from_slice::<Value>(&body).ok())
-}
-
-fn judge(url: &str, status: u16, json: Option<Value>) -> Result<Value, String> {
+fn judge(url: &str, status: u16, json: Option<Value>) -> Result<Value, FlowError> {
     if (200..300).contains(&status) {
         return json
             .filter(Value::is_object)
-            .ok_or_else(|| format!("POST {url}: the answer is not a JSON object"));
+            .ok_or_else(|| not_an_object(url));
     }
-    let error = json
-        .as_ref()
-        .and_then(|j| j.get("error"))
-        .and_then(Value::as_str)
-        .map(|e| {
-            let d = json
-                .as_ref()
-                .and_then(|j| j.get("error_description"))
-                .and_then(Value::as_str)
-                .map(|d| format!(" ({d})"))
-                .unwrap_or_default();
-            format!("{e}{d}")
-        });
-    Err(format!(
-        "POST {url}: HTTP {status}{}",
-        error.map(|e| format!(": {e}")).unwrap_or_default()
-    ))
+    let text = |k: &str| {
+        json.as_ref()
+            .and_then(|j| j.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    Err(match text("error") {
+        Some(error) => FlowError::Refused {
+            url: url.to_owned(),
+            error,
+            description: text("error_description"),
+        },
+        None => FlowError::Status {
+            url: url.to_owned(),
+            status,
+        },
+    })
 }

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::http::{Http, HttpFailure};
+use super::FlowError;
+use super::http::Http;
 use crate::{AuthError, Authorizer};
 
 /// Settings of an [`Introspection`] authorizer.
@@ -308,16 +309,14 @@ impl Introspection {
 /// An answer of the endpoint that says nothing about the token (it is down, or refused this
 /// server's credentials) leaves the token unchecked: 503, not 401. An OAuth error answer about
 /// the request itself (`invalid_request`) is the token's problem.
-fn introspection_failed(e: HttpFailure) -> AuthError {
+fn introspection_failed(e: FlowError) -> AuthError {
     match e {
-        HttpFailure::Answer(why) if why.contains("invalid_request") => {
+        FlowError::Refused { ref error, .. } if error == "invalid_request" => {
             AuthError::Invalid("the token could not be read".into())
         }
-        HttpFailure::Answer(why) => {
-            AuthError::Unavailable(format!("token introspection: {why}").into())
-        }
         // ureq's error, as this crate's Error::Http, stays the source.
-        HttpFailure::Transport(e) => AuthError::Unavailable(Box::new(e)),
+        FlowError::Http(e) => AuthError::Unavailable(Box::new(e)),
+        other => AuthError::Unavailable(Box::new(other)),
     }
 }
 
@@ -389,7 +388,7 @@ mod tests {
     #[test]
     fn an_unreachable_endpoint_is_unavailable_and_a_bad_request_is_invalid() {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        let e = introspection_failed(HttpFailure::Transport(crate::Error::Http {
+        let e = introspection_failed(FlowError::Http(crate::Error::Http {
             url: "x".into(),
             source: ureq::Error::Io(refused),
         }));
@@ -405,13 +404,18 @@ mod tests {
             "{inner:?}"
         );
         assert!(matches!(
-            introspection_failed(HttpFailure::Answer(
-                "POST x: HTTP 400: invalid_request".into()
-            )),
+            introspection_failed(FlowError::Refused {
+                url: "x".into(),
+                error: "invalid_request".into(),
+                description: None,
+            }),
             AuthError::Invalid(_)
         ));
         assert!(matches!(
-            introspection_failed(HttpFailure::Answer("POST x: HTTP 503".into())),
+            introspection_failed(FlowError::Status {
+                url: "x".into(),
+                status: 503,
+            }),
             AuthError::Unavailable(_)
         ));
     }

@@ -7,6 +7,7 @@ use p256::ecdsa::{Signature, SigningKey};
 use p256::pkcs8::DecodePrivateKey;
 use serde_json::json;
 
+use super::FlowError;
 use super::pkce::random_token;
 use super::url::base64url;
 
@@ -63,7 +64,7 @@ pub(crate) fn client_assertion(
     key: &PrivateKey,
     client_id: &str,
     audience: &str,
-) -> Result<String, String> {
+) -> Result<String, FlowError> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

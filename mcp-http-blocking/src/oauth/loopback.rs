@@ -16,6 +16,7 @@ use std::time::Duration;
 use crossbeam_channel::bounded;
 
 use super::Browser;
+use super::FlowError;
 
 /// The redirect path.
 const PATH: &str = "/callback";
@@ -97,7 +98,7 @@ impl LoopbackRedirect {
 
     /// Accepts connections on another thread until the redirect arrives; on timeout, wakes
     /// that thread with a connection of its own so it ends.
-    fn wait(&self, timeout: Duration) -> Result<String, String> {
+    fn wait(&self, timeout: Duration) -> Result<String, FlowError> {
         let (tx, rx) = bounded(1);
         let done = Arc::new(AtomicBool::new(false));
         let (listener, done2, addr) = (self.listener.clone(), done.clone(), self.addr);
@@ -108,7 +109,7 @@ impl LoopbackRedirect {
                     let stream = match listener.accept() {
                         Ok((stream, _)) => stream,
                         Err(e) => {
-                            let _ = tx.send(Err(format!("the redirect listener failed: {e}")));
+                            let _ = tx.send(Err(FlowError::Redirect(e)));
                             return;
                         }
                     };
@@ -121,7 +122,7 @@ impl LoopbackRedirect {
                     }
                 }
             })
-            .map_err(|e| format!("cannot start the redirect listener: {e}"))?;
+            .map_err(FlowError::Redirect)?;
         let got = rx.recv_timeout(timeout);
         done.store(true, Ordering::SeqCst);
         match got {
@@ -133,10 +134,10 @@ impl LoopbackRedirect {
                 if TcpStream::connect_timeout(&self.addr, READ_TIMEOUT).is_ok() {
                     let _ = acceptor.join();
                 }
-                Err(format!(
-                    "nobody came back to {} within {timeout:?}",
-                    self.uri
-                ))
+                Err(FlowError::Redirect(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("nobody came back to {} within {timeout:?}", self.uri),
+                )))
             }
         }
     }

@@ -33,6 +33,7 @@
 mod discovery;
 #[cfg(feature = "oauth-jwt")]
 mod dpop;
+mod error;
 mod http;
 #[cfg(feature = "server")]
 mod introspection;
@@ -49,6 +50,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use discovery::Discovered;
+pub use error::FlowError;
 #[cfg(feature = "server")]
 pub use introspection::{Introspection, IntrospectionConfig, IntrospectionConfigBuilder};
 #[cfg(feature = "oauth-jwt")]
@@ -504,22 +506,21 @@ impl OAuthProvider {
     /// brought it while this one was under way with an older proof. The client bounds the
     /// rounds of one request (three), so a server
     /// that refuses its own nonce cannot make it loop.
-    fn dpop_nonce(&self, st: &State, ch: &Challenge) -> Result<(), String> {
+    fn dpop_nonce(&self, st: &State, ch: &Challenge) -> Result<(), FlowError> {
         #[cfg(feature = "oauth-jwt")]
         if let (Some(dp), Some(n)) = (&st.dpop, &ch.dpop_nonce) {
             dp.set_rs_nonce(n);
             return Ok(());
         }
         let _ = (self, st);
-        Err(format!(
-            "{} asks for a DPoP nonce{}",
-            ch.url,
-            if ch.dpop_nonce.is_none() {
-                " without giving one"
+        Err(FlowError::BadAnswer {
+            url: ch.url.clone(),
+            what: if ch.dpop_nonce.is_none() {
+                "asks for a DPoP nonce without giving one"
             } else {
-                " for a token that is not a DPoP one"
-            }
-        ))
+                "asks for a DPoP nonce for a token that is not a DPoP one"
+            },
+        })
     }
 }
 
@@ -592,7 +593,7 @@ impl OAuthProvider {
         st: &mut State,
         ch: &Challenge,
         afresh: bool,
-    ) -> Result<Discovered, String> {
+    ) -> Result<Discovered, FlowError> {
         if let (Some(d), false) = (&st.found, afresh) {
             let same = match ch.resource_metadata() {
                 Some(u) => d.metadata_url.as_deref() == Some(u),
@@ -660,14 +661,14 @@ impl OAuthProvider {
     }
 
     /// Gets a token for `scopes` with the configured grant.
-    /// Errors: the flow's own failures as text, the host's (browser step, JWT source) as the
-    /// host's error value, so that [`AuthError::Failed`] keeps it as the source.
+    /// Errors: a [`FlowError`], the host's own (browser step, JWT source) inside
+    /// [`FlowError::Host`]; [`AuthError::Failed`] keeps it as the source.
     fn obtain(
         &self,
         st: &mut State,
         d: &Discovered,
         scopes: &[String],
-    ) -> Result<Token, Box<dyn std::error::Error + Send + Sync>> {
+    ) -> Result<Token, FlowError> {
         let dpop = self.dpop_for(st, d)?;
         let dpop = dpop.as_deref();
         let token = match &self.cfg.grant {
@@ -703,7 +704,7 @@ impl OAuthProvider {
                     .as_ref()
                     .map(|c| Registered::from_credentials(c, &d.server));
                 st.client.clone_from(&client);
-                let jwt = source()?;
+                let jwt = source().map_err(FlowError::Host)?;
                 token::jwt_bearer(&self.http, d, client.as_ref(), &jwt, scopes, dpop)?
             }
         };
@@ -715,7 +716,7 @@ impl OAuthProvider {
     /// The DPoP key to prove possession of, when this authorization server takes ES256 DPoP
     /// proofs and the configuration wants DPoP (made the first time).
     #[cfg(feature = "oauth-jwt")]
-    fn dpop_for(&self, st: &mut State, d: &Discovered) -> Result<Option<Arc<Dpop>>, String> {
+    fn dpop_for(&self, st: &mut State, d: &Discovered) -> Result<Option<Arc<Dpop>>, FlowError> {
         let es256 = d
             .server
             .dpop_signing_algs
@@ -732,7 +733,7 @@ impl OAuthProvider {
 
     /// Without feature `oauth-jwt`: never DPoP.
     #[cfg(not(feature = "oauth-jwt"))]
-    fn dpop_for(&self, _st: &mut State, _d: &Discovered) -> Result<Option<Arc<Dpop>>, String> {
+    fn dpop_for(&self, _st: &mut State, _d: &Discovered) -> Result<Option<Arc<Dpop>>, FlowError> {
         Ok(None)
     }
 
@@ -800,12 +801,10 @@ impl OAuthProvider {
         true
     }
 
-    fn preregistered(&self, d: &Discovered) -> Result<Registered, String> {
-        let c = self
-            .cfg
-            .credentials
-            .as_ref()
-            .ok_or("this grant needs pre-registered client credentials")?;
+    fn preregistered(&self, d: &Discovered) -> Result<Registered, FlowError> {
+        let c = self.cfg.credentials.as_ref().ok_or(FlowError::Config(
+            "this grant needs pre-registered client credentials",
+        ))?;
         Ok(Registered::from_credentials(c, &d.server))
     }
 
@@ -815,7 +814,7 @@ impl OAuthProvider {
         st: &mut State,
         d: &Discovered,
         redirect_uri: &str,
-    ) -> Result<Registered, String> {
+    ) -> Result<Registered, FlowError> {
         if let Some(c) = &st.client {
             return Ok(c.clone());
         }

@@ -2,6 +2,7 @@
 //! randomness comes from the OS (getrandom) and the hash from sha2: nothing here is home-made
 //! cryptography, only encoding.
 
+use super::FlowError;
 use sha2::{Digest, Sha256};
 
 use super::url::base64url;
@@ -20,7 +21,7 @@ impl Pkce {
     ///
     /// # Errors
     /// When the OS random source fails.
-    pub(crate) fn new() -> Result<Pkce, String> {
+    pub(crate) fn new() -> Result<Pkce, FlowError> {
         Ok(Pkce::from_verifier(random_token(32)?))
     }
 
@@ -38,9 +39,10 @@ impl Pkce {
 ///
 /// # Errors
 /// When the OS random source fails.
-pub(crate) fn random_token(n: usize) -> Result<String, String> {
+pub(crate) fn random_token(n: usize) -> Result<String, FlowError> {
     let mut b = vec![0u8; n];
-    getrandom::fill(&mut b).map_err(|e| format!("no randomness from the OS: {e}"))?;
+    getrandom::fill(&mut b)
+        .map_err(|_| FlowError::Crypto("no randomness from the operating system"))?;
     Ok(base64url(&b))
 }
 

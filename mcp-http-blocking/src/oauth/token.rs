@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::FlowError;
 use super::discovery::{Discovered, ServerMetadata};
 use super::http::Http;
 use super::pkce::{Pkce, random_token};
@@ -48,19 +49,26 @@ impl Token {
     /// Reads a token endpoint answer (RFC 6749 §5.1); `proved` says whether the request
     /// carried a DPoP proof (only then can the token be a DPoP one).
     fn from_answer(
+        endpoint: &str,
         (v, proved): (Value, bool),
         asked: &[String],
         old_refresh: Option<&str>,
-    ) -> Result<Token, String> {
+    ) -> Result<Token, FlowError> {
+        let bad = |what| FlowError::BadAnswer {
+            url: endpoint.to_owned(),
+            what,
+        };
         let v = &v;
         let access = v
             .get("access_token")
             .and_then(Value::as_str)
-            .ok_or("the token answer has no access_token")?;
+            .ok_or_else(|| bad("the token answer has no access_token"))?;
         let kind = v.get("token_type").and_then(Value::as_str).unwrap_or("");
         let dpop = proved && kind.eq_ignore_ascii_case("dpop");
         if !dpop && !kind.eq_ignore_ascii_case("bearer") {
-            return Err(format!("token type {kind:?} is not Bearer"));
+            return Err(bad(
+                "the token type is not Bearer (nor DPoP for a proved request)",
+            ));
         }
         let scopes = v
             .get("scope")
@@ -179,7 +187,7 @@ impl Registered {
         d: &Discovered,
         mut params: Vec<(&'static str, String)>,
         dpop: Option<&Dpop>,
-    ) -> Result<(Value, bool), String> {
+    ) -> Result<(Value, bool), FlowError> {
         let endpoint = &d.server.token_endpoint;
         let mut basic = None;
         match self.method {
@@ -197,7 +205,10 @@ impl Registered {
             AuthMethod::PrivateKeyJwt => {
                 #[cfg(feature = "oauth-jwt")]
                 {
-                    let key = self.key.as_ref().ok_or("private_key_jwt without a key")?;
+                    let key = self
+                        .key
+                        .as_ref()
+                        .ok_or(FlowError::Config("private_key_jwt without a key"))?;
                     let audience = d.server.issuer.clone().unwrap_or_else(|| endpoint.clone());
                     params.push(("client_id", self.client_id.clone()));
                     params.push((
@@ -210,7 +221,9 @@ impl Registered {
                     ));
                 }
                 #[cfg(not(feature = "oauth-jwt"))]
-                return Err("private_key_jwt needs the oauth-jwt feature".into());
+                return Err(FlowError::Config(
+                    "private_key_jwt needs the oauth-jwt feature",
+                ));
             }
         }
         let pairs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -227,7 +240,7 @@ fn post_token(
     pairs: &[(&str, &str)],
     basic: Option<(&str, &str)>,
     dpop: Option<&Dpop>,
-) -> Result<(Value, bool), String> {
+) -> Result<(Value, bool), FlowError> {
     let Some(dp) = dpop else {
         return Ok((http.post_form(endpoint, pairs, basic)?, false));
     };
@@ -244,7 +257,7 @@ fn post_token(
                 break;
             }
         }
-        let answer = answer.ok_or("no token request was made")?;
+        let answer = answer.ok_or(FlowError::Config("no token request was made"))?;
         answer.into_result(endpoint).map(|v| (v, true))
     }
     #[cfg(not(feature = "oauth-jwt"))]
@@ -306,10 +319,13 @@ pub(crate) fn register(
     redirect_uri: &str,
     refresh: bool,
     app_type: Option<&str>,
-) -> Result<Registered, String> {
-    let endpoint = meta.registration_endpoint.as_deref().ok_or(
-        "the authorization server offers no registration and no client credentials were given",
-    )?;
+) -> Result<Registered, FlowError> {
+    let endpoint = meta
+        .registration_endpoint
+        .as_deref()
+        .ok_or(FlowError::Unsupported(
+            "offers no registration and no client credentials were given",
+        ))?;
     // Ask to be a public client when the server allows it (a client that cannot keep a
     // secret should not have one), else the first secret method it takes.
     let wanted = ["none", "client_secret_basic", "client_secret_post"]
@@ -332,7 +348,10 @@ pub(crate) fn register(
     let client_id = answer
         .get("client_id")
         .and_then(Value::as_str)
-        .ok_or("the registration answer has no client_id")?;
+        .ok_or_else(|| FlowError::BadAnswer {
+            url: endpoint.to_owned(),
+            what: "the registration answer has no client_id",
+        })?;
     let secret = answer
         .get("client_secret")
         .and_then(Value::as_str)
@@ -361,7 +380,7 @@ pub(crate) fn authorization_code(
     browser: &Browser,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, Box<dyn std::error::Error + Send + Sync>> {
+) -> Result<Token, FlowError> {
     if d.server.from_document {
         let s256 = d
             .server
@@ -369,11 +388,11 @@ pub(crate) fn authorization_code(
             .as_ref()
             .is_some_and(|m| m.iter().any(|x| x == "S256"));
         if !s256 {
-            return Err("the authorization server does not support PKCE with S256".into());
+            return Err(FlowError::Unsupported("does not support PKCE with S256"));
         }
     }
     if d.server.authorization_endpoint.is_empty() {
-        return Err("the authorization server has no authorization endpoint".into());
+        return Err(FlowError::Unsupported("has no authorization endpoint"));
     }
     let pkce = Pkce::new()?;
     let state = random_token(24)?;
@@ -392,22 +411,29 @@ pub(crate) fn authorization_code(
     }
     let url = with_query(&d.server.authorization_endpoint, &form(&q));
     // The host's own error, kept as it is.
-    let back = browser(&url)?;
-    let back = Url::parse(&back).ok_or_else(|| format!("the redirect {back:?} is not a URL"))?;
+    let back = browser(&url).map_err(|e| match e.downcast::<FlowError>() {
+        // The loopback redirect's own failure.
+        Ok(flow) => *flow,
+        Err(host) => FlowError::Host(host),
+    })?;
+    let back = Url::parse(&back).ok_or(FlowError::NotAUrl(back))?;
     if back.query_param("state").as_deref() != Some(state.as_str()) {
-        return Err("the redirect's state does not match the request's (possible CSRF)".into());
+        return Err(FlowError::StateMismatch);
     }
     check_iss(&d.server, back.query_param("iss").as_deref())?;
-    if let Some(e) = back.query_param("error") {
-        let why = back.query_param("error_description").unwrap_or_default();
-        return Err(format!("authorization refused: {e} {why}")
-            .trim_end()
-            .to_owned()
-            .into());
+    if let Some(error) = back.query_param("error") {
+        return Err(FlowError::Refused {
+            url: d.server.authorization_endpoint.clone(),
+            error,
+            description: back.query_param("error_description"),
+        });
     }
     let code = back
         .query_param("code")
-        .ok_or("the redirect carries no code")?;
+        .ok_or_else(|| FlowError::BadAnswer {
+            url: d.server.authorization_endpoint.clone(),
+            what: "the redirect carries no code",
+        })?;
     let answer = client.token_request(
         http,
         d,
@@ -420,7 +446,7 @@ pub(crate) fn authorization_code(
         ],
         dpop,
     )?;
-    Ok(Token::from_answer(answer, scopes, None)?)
+    Token::from_answer(&d.server.token_endpoint, answer, scopes, None)
 }
 
 /// RFC 9207 (SEP-2468): the authorization response's `iss` must be, character for character,
@@ -431,14 +457,16 @@ pub(crate) fn authorization_code(
 /// refused only when the metadata promised one; a present one is compared whether or not it
 /// was promised. Without recorded metadata (the 2025-03-26 default endpoints) there is nothing
 /// to compare with.
-fn check_iss(meta: &ServerMetadata, iss: Option<&str>) -> Result<(), String> {
+fn check_iss(meta: &ServerMetadata, iss: Option<&str>) -> Result<(), FlowError> {
     match (iss, meta.issuer.as_deref()) {
-        (Some(got), Some(want)) if got != want => Err(format!(
-            "the authorization response comes from the issuer {got:?}, not {want:?} (RFC 9207): refused"
-        )),
-        (None, Some(want)) if meta.iss_parameter_supported => Err(format!(
-            "the authorization response has no iss although {want} promises one (RFC 9207): refused"
-        )),
+        (Some(got), Some(want)) if got != want => Err(FlowError::IssuerMismatch {
+            expected: want.to_owned(),
+            got: Some(got.to_owned()),
+        }),
+        (None, Some(want)) if meta.iss_parameter_supported => Err(FlowError::IssuerMismatch {
+            expected: want.to_owned(),
+            got: None,
+        }),
         _ => Ok(()),
     }
 }
@@ -450,7 +478,7 @@ pub(crate) fn client_credentials(
     client: &Registered,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, String> {
+) -> Result<Token, FlowError> {
     let mut params = vec![
         ("grant_type", "client_credentials".to_owned()),
         ("resource", d.resource.clone()),
@@ -459,7 +487,7 @@ pub(crate) fn client_credentials(
         params.push(("scope", scopes.join(" ")));
     }
     let answer = client.token_request(http, d, params, dpop)?;
-    Token::from_answer(answer, scopes, None)
+    Token::from_answer(&d.server.token_endpoint, answer, scopes, None)
 }
 
 /// Cross-app access: RFC 8693 token exchange of the ID token at the identity provider for an
@@ -472,12 +500,12 @@ pub(crate) fn cross_app(
     x: &CrossApp,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, String> {
+) -> Result<Token, FlowError> {
     let audience = d
         .server
         .issuer
         .clone()
-        .ok_or("the authorization server's metadata names no issuer")?;
+        .ok_or(FlowError::Unsupported("names no issuer in its metadata"))?;
     let scope = scopes.join(" ");
     let mut params = vec![
         (
@@ -509,12 +537,16 @@ pub(crate) fn cross_app(
     let grant = exchanged
         .get("access_token")
         .and_then(Value::as_str)
-        .ok_or("the identity provider's answer has no access_token")?;
+        .ok_or_else(|| FlowError::BadAnswer {
+            url: x.idp_token_endpoint.clone(),
+            what: "the token exchange answer has no access_token",
+        })?;
     let issued = exchanged.get("issued_token_type").and_then(Value::as_str);
     if issued.is_some_and(|t| t != "urn:ietf:params:oauth:token-type:id-jag") {
-        return Err(format!(
-            "the identity provider issued {issued:?}, not an identity assertion grant"
-        ));
+        return Err(FlowError::BadAnswer {
+            url: x.idp_token_endpoint.clone(),
+            what: "the identity provider issued something else than an identity assertion grant",
+        });
     }
     let mut params = vec![
         (
@@ -528,7 +560,7 @@ pub(crate) fn cross_app(
         params.push(("scope", scope.clone()));
     }
     let answer = client.token_request(http, d, params, dpop)?;
-    Token::from_answer(answer, scopes, None)
+    Token::from_answer(&d.server.token_endpoint, answer, scopes, None)
 }
 
 /// The JWT bearer grant (RFC 7523 §2.1) with the host's own assertion, authenticated as
@@ -541,7 +573,7 @@ pub(crate) fn jwt_bearer(
     assertion: &str,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, String> {
+) -> Result<Token, FlowError> {
     let mut params = vec![
         (
             "grant_type",
@@ -560,7 +592,7 @@ pub(crate) fn jwt_bearer(
             post_token(http, &d.server.token_endpoint, &pairs, None, dpop)?
         }
     };
-    Token::from_answer(answer, scopes, None)
+    Token::from_answer(&d.server.token_endpoint, answer, scopes, None)
 }
 
 /// The refresh token grant (the old refresh token is kept when no new one comes).
@@ -571,7 +603,7 @@ pub(crate) fn refresh(
     refresh_token: &str,
     scopes: &[String],
     dpop: Option<&Dpop>,
-) -> Result<Token, String> {
+) -> Result<Token, FlowError> {
     let answer = client.token_request(
         http,
         d,
@@ -582,7 +614,12 @@ pub(crate) fn refresh(
         ],
         dpop,
     )?;
-    Token::from_answer(answer, scopes, Some(refresh_token))
+    Token::from_answer(
+        &d.server.token_endpoint,
+        answer,
+        scopes,
+        Some(refresh_token),
+    )
 }
 
 #[cfg(test)]
