@@ -97,9 +97,9 @@ fn content_tools() -> Vec<Tool> {
 
 /// Simulated work between steps of the long-running tools.
 fn pause(ctx: &Context, ms: u64) -> Result<(), Error> {
-    // A real tool would do work here; check for cancellation like one would.
-    std::thread::sleep(Duration::from_millis(ms));
-    if ctx.is_cancelled() {
+    // A real tool would do work here; waiting on the cancellation instead of sleeping ends
+    // the step the moment the client cancels.
+    if ctx.wait_cancelled(Duration::from_millis(ms)) {
         Err(Error::Cancelled)
     } else {
         Ok(())
