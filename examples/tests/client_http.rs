@@ -8,9 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{CallOptions, CancelHandle, Client, ClientBuilder, Error, LoggingLevel, Revision};
-use mcp_core::jsonrpc::Notification;
 use mcp_core::types::SubscriptionFilter;
 use mcp_core::types::{CallToolResult, ContentBlock};
 use mcp_core::version::{Era, ProtocolVersion};
@@ -67,7 +65,7 @@ impl Drop for Server {
 }
 
 mod client_support;
-use client_support::{Asked, builder as recording_builder};
+use client_support::{Asked, builder as recording_builder, notification_sink, wait_notification};
 
 fn builder(revision: Revision, asked: &Asked) -> ClientBuilder {
     recording_builder("client-http-tests", revision, asked)
@@ -190,35 +188,6 @@ fn progress_and_cancellation_in_both_eras() {
         let r = client.call_tool("test_simple_text", json!({})).unwrap();
         assert_eq!(only_text(&r), "This is a simple text response for testing.");
         client.close().unwrap();
-    }
-}
-
-fn notification_sink() -> (
-    impl Fn(&Notification) + Send + Sync + 'static,
-    Receiver<Notification>,
-) {
-    let (tx, rx) = bounded(256);
-    (
-        move |n: &Notification| {
-            let _ = tx.try_send(n.clone());
-        },
-        rx,
-    )
-}
-
-fn wait_notification(
-    rx: &Receiver<Notification>,
-    within: Duration,
-    pred: impl Fn(&Notification) -> bool,
-) -> Notification {
-    let deadline = Instant::now() + within;
-    loop {
-        let n = rx
-            .recv_deadline(deadline)
-            .expect("the notification arrives in time");
-        if pred(&n) {
-            return n;
-        }
     }
 }
 

@@ -6,12 +6,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{
     CallOptions, CancelHandle, Client, ClientBuilder, Closed, Error, LoggingLevel, Revision,
     StdioTransport,
 };
-use mcp_core::jsonrpc::Notification;
 use mcp_core::types::{CallToolResult, ContentBlock, SubscriptionFilter};
 use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::ChildBuilder;
@@ -43,7 +41,7 @@ fn server() -> ChildBuilder {
 }
 
 mod client_support;
-use client_support::{Asked, builder as recording_builder};
+use client_support::{Asked, builder as recording_builder, notification_sink, wait_notification};
 
 fn builder(revision: Revision, asked: &Asked) -> ClientBuilder {
     recording_builder("client-stdio-tests", revision, asked)
@@ -332,36 +330,6 @@ fn resources_prompts_and_completion_in_both_eras() {
             .complete_resource_argument("test://template/{id}/data", "id", "1")
             .unwrap();
         assert_eq!(c.completion.values, ["1", "123"]);
-    }
-}
-
-/// Collects the notifications the client's callback receives.
-fn notification_sink() -> (
-    impl Fn(&Notification) + Send + Sync + 'static,
-    Receiver<Notification>,
-) {
-    let (tx, rx) = bounded(256);
-    (
-        move |n: &Notification| {
-            let _ = tx.try_send(n.clone());
-        },
-        rx,
-    )
-}
-
-fn wait_notification(
-    rx: &Receiver<Notification>,
-    within: Duration,
-    pred: impl Fn(&Notification) -> bool,
-) -> Notification {
-    let deadline = Instant::now() + within;
-    loop {
-        let n = rx
-            .recv_deadline(deadline)
-            .expect("the notification arrives in time");
-        if pred(&n) {
-            return n;
-        }
     }
 }
 

@@ -2,8 +2,11 @@
 //! answer as the conformance suite's client does and record what they were asked.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{Client, ClientBuilder, Revision};
+use mcp_core::jsonrpc::Notification;
 use mcp_core::types::{CreateMessageResult, ElicitRequestParams, ElicitResult};
 use serde_json::{Map, json};
 
@@ -45,4 +48,37 @@ pub fn builder(name: &str, revision: Revision, asked: &Asked) -> ClientBuilder {
             }
             Ok(ElicitResult::accept(content))
         })
+}
+
+/// Collects the notifications the client's callback receives.
+#[allow(dead_code)] // not every test binary that includes this module listens
+pub fn notification_sink() -> (
+    impl Fn(&Notification) + Send + Sync + 'static,
+    Receiver<Notification>,
+) {
+    let (tx, rx) = bounded(256);
+    (
+        move |n: &Notification| {
+            let _ = tx.try_send(n.clone());
+        },
+        rx,
+    )
+}
+
+/// The first notification that passes `pred`, within `within`.
+#[allow(dead_code)]
+pub fn wait_notification(
+    rx: &Receiver<Notification>,
+    within: Duration,
+    pred: impl Fn(&Notification) -> bool,
+) -> Notification {
+    let deadline = Instant::now() + within;
+    loop {
+        let n = rx
+            .recv_deadline(deadline)
+            .expect("the notification arrives in time");
+        if pred(&n) {
+            return n;
+        }
+    }
 }
