@@ -148,12 +148,20 @@ impl Hub {
         });
     }
 
-    /// Every subscriber must look again (after a gap in what was heard).
+    /// Every subscriber must look again (after a gap in what was heard). The resync is
+    /// queued like an event, which wakes a subscriber waiting in `recv` (a flag alone would
+    /// only be seen at its next event, however late that comes); a full queue gets the flag,
+    /// which its subscriber reads once it has taken what is queued.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn lag_all(&self) {
-        for l in self.lanes().iter() {
-            l.lagged.store(true, Ordering::Release);
-        }
+        self.lanes().retain(|l| match l.tx.try_send(Event::Resync) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                l.lagged.store(true, Ordering::Release);
+                true
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        });
     }
 
     fn lanes(&self) -> std::sync::MutexGuard<'_, Vec<Lane>> {
@@ -219,6 +227,34 @@ pub(crate) fn listen<T: Send + Sync + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gap_wakes_a_waiting_subscriber_with_one_resync() {
+        let hub = Arc::new(Hub::default());
+        let sub = hub.subscribe(4);
+        let (tx, rx) = bounded(1);
+        let waiter = std::thread::spawn(move || {
+            let _ = tx.send(());
+            sub.recv_timeout(Duration::from_secs(20))
+        });
+        // The subscriber has started (and is waiting, or about to): the resync must reach it
+        // either way, not only with its next event.
+        rx.recv().unwrap();
+        hub.lag_all();
+        assert_eq!(waiter.join().unwrap(), Some(Event::Resync));
+
+        // A full queue keeps its events and gets the resync after them.
+        let full = hub.subscribe(1);
+        hub.deliver(&Event::ListChanged(ListKind::Tools));
+        hub.lag_all();
+        let t = Duration::from_secs(5);
+        assert_eq!(
+            full.recv_timeout(t),
+            Some(Event::ListChanged(ListKind::Tools))
+        );
+        assert_eq!(full.recv_timeout(t), Some(Event::Resync));
+        assert_eq!(full.recv_timeout(Duration::ZERO), None);
+    }
 
     #[test]
     fn a_slow_subscriber_skips_with_one_resync_and_memory_stays_bounded() {

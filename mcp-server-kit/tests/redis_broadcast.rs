@@ -1,7 +1,8 @@
 //! `RedisBroadcast` against a real `redis-server` (from the PATH; the Debian package
 //! `redis-server`): events cross between two broadcasts as they would between two
-//! instances, and stay within their channel. (The resync after a lost connection is not
-//! covered here yet.)
+//! instances, and stay within their channel; after Redis restarts, every subscriber
+//! resubscribes on its own, hears `Event::Resync` for what it may have missed, and hears what
+//! is published afterwards.
 #![cfg(feature = "redis")]
 
 use std::io::{BufRead, BufReader};
@@ -46,13 +47,18 @@ fn redis(port: u16) -> Redis {
     panic!("redis-server did not start");
 }
 
-#[test]
-fn events_cross_instances_through_one_redis_channel() {
-    let port = TcpListener::bind("127.0.0.1:0")
+/// A port no one listens on (yet).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
+
+#[test]
+fn events_cross_instances_through_one_redis_channel() {
+    let port = free_port();
     let server = redis(port);
     let url = format!("redis://127.0.0.1:{port}/");
     let a = RedisBroadcast::connect(&url, "mcp:test").unwrap();
@@ -77,4 +83,46 @@ fn events_cross_instances_through_one_redis_channel() {
     assert_eq!(on_other.recv_timeout(Duration::ZERO), None);
 
     drop(server);
+}
+
+#[test]
+fn a_restarted_redis_costs_one_resync_and_events_flow_again() {
+    let port = free_port();
+    let server = redis(port);
+    let url = format!("redis://127.0.0.1:{port}/");
+    let a = RedisBroadcast::connect(&url, "mcp:restart").unwrap();
+    let b = RedisBroadcast::connect(&url, "mcp:restart").unwrap();
+    let (on_a, on_b) = (a.subscribe(16).unwrap(), b.subscribe(16).unwrap());
+    b.publish(&Event::ListChanged(ListKind::Tools)).unwrap();
+    let tools = Some(Event::ListChanged(ListKind::Tools));
+    assert_eq!(on_a.recv_timeout(WAIT), tools);
+    assert_eq!(on_b.recv_timeout(WAIT), tools);
+
+    // Redis goes away (killed, waited for): a publish now cannot be handed on.
+    drop(server);
+    assert!(
+        a.publish(&Event::ResourceUpdated("test://lost".into()))
+            .is_err()
+    );
+
+    // Back on the same port: both subscriber threads reconnect by themselves (nothing here
+    // asks them to) and tell their subscribers that events may have been lost meanwhile.
+    let _server = redis(port);
+    assert_eq!(on_a.recv_timeout(WAIT), Some(Event::Resync));
+    assert_eq!(on_b.recv_timeout(WAIT), Some(Event::Resync));
+
+    // Both are subscribed again (the resync is given once the subscription is in place), and
+    // the publishers connect afresh: events cross again, either way.
+    a.publish(&Event::ResourceUpdated("test://after".into()))
+        .unwrap();
+    let after = Some(Event::ResourceUpdated("test://after".into()));
+    assert_eq!(on_b.recv_timeout(WAIT), after);
+    assert_eq!(on_a.recv_timeout(WAIT), after);
+    b.publish(&Event::ListChanged(ListKind::Prompts)).unwrap();
+    assert_eq!(
+        on_a.recv_timeout(WAIT),
+        Some(Event::ListChanged(ListKind::Prompts))
+    );
+    // Nothing else was queued: the lost event stays lost, with the one resync for it.
+    assert_eq!(on_a.recv_timeout(Duration::ZERO), None);
 }
