@@ -10,7 +10,12 @@
 //! `requestState` and the pagination cursors with a secret the instances share (at least 32
 //! bytes; see [`configure`]), so any instance continues what another started, and
 //! `--instance-tag TAG` puts `TAG.` in front of the legacy session ids this instance mints, so
-//! a proxy can route each session to the instance that holds it.
+//! a proxy can route each session to the instance that holds it. `--redis-url URL` (examples
+//! built with the `redis` feature) joins the instances' resource updates and list changes
+//! through Redis pub/sub, so a client listening on one instance hears of a change made on
+//! another. `--page-size N` sets how many items a list page holds (default 100), so a few
+//! dozen tools already make several pages (the multi-instance recipe wants pages that land
+//! on different instances).
 
 use mcp_server_kit::{Server, ServerBuilder};
 
@@ -22,7 +27,11 @@ mod signal;
 
 /// The usage line the examples print for `--help`.
 pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]] \
-[--state-secret-file PATH] [--instance-tag TAG]   (ADDR such as 127.0.0.1:8080; serves /mcp)";
+[--state-secret-file PATH] [--instance-tag TAG] [--redis-url URL] [--page-size N]   \
+(ADDR such as 127.0.0.1:8080; serves /mcp)";
+
+/// The Redis channel the examples' instances publish on and listen to (`--redis-url`).
+pub const REDIS_CHANNEL: &str = "mcp-examples";
 
 /// The command line, parsed: flags in any order, each at most once.
 #[derive(Default)]
@@ -31,6 +40,8 @@ struct Options {
     token: Option<String>,
     secret_file: Option<String>,
     instance_tag: Option<String>,
+    redis_url: Option<String>,
+    page_size: Option<String>,
 }
 
 impl Options {
@@ -48,6 +59,8 @@ impl Options {
                 "--bearer-token" => &mut o.token,
                 "--state-secret-file" => &mut o.secret_file,
                 "--instance-tag" => &mut o.instance_tag,
+                "--redis-url" => &mut o.redis_url,
+                "--page-size" => &mut o.page_size,
                 _ => return Err(format!("unknown argument {flag:?}; usage: {USAGE}")),
             };
             match (slot.is_some(), it.next()) {
@@ -65,15 +78,29 @@ impl Options {
 
 /// Applies what the command line says about the server itself to its builder, before
 /// `build`: with `--state-secret-file PATH`, the secret its instances share
-/// ([`ServerBuilder::state_secret`](mcp_server_kit::ServerBuilder)).
+/// ([`ServerBuilder::state_secret`](mcp_server_kit::ServerBuilder)); with `--redis-url URL`
+/// (feature `redis`), a [`RedisBroadcast`](mcp_server_kit::broadcast) on [`REDIS_CHANNEL`];
+/// with `--page-size N`, the size of list pages.
 ///
 /// # Errors
-/// Unknown arguments, or a secret file that cannot be read or holds fewer than 32 bytes.
+/// Unknown arguments, a secret file that cannot be read or holds fewer than 32 bytes, a page
+/// size that is not a positive number, a Redis server that cannot be reached, or
+/// `--redis-url` in a binary built without the `redis` feature.
 pub fn configure(
     builder: ServerBuilder,
     args: &[String],
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let opts = Options::parse(args)?;
+    let mut builder = builder;
+    if let Some(n) = &opts.page_size {
+        match n.parse::<usize>() {
+            Ok(n) if n > 0 => builder = builder.page_size(n),
+            _ => return Err(format!("--page-size wants a positive number, not {n:?}").into()),
+        }
+    }
+    if let Some(url) = &opts.redis_url {
+        builder = with_redis(builder, url)?;
+    }
     match opts.secret_file {
         None => Ok(builder),
         #[cfg(feature = "full")]
@@ -85,6 +112,26 @@ pub fn configure(
                 .into(),
         ),
     }
+}
+
+#[cfg(feature = "redis")]
+fn with_redis(
+    builder: ServerBuilder,
+    url: &str,
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    let redis = mcp_server_kit::broadcast::RedisBroadcast::connect(url, REDIS_CHANNEL)
+        .map_err(|e| format!("--redis-url: {e}"))?;
+    Ok(builder.broadcast(std::sync::Arc::new(redis)))
+}
+
+#[cfg(not(feature = "redis"))]
+fn with_redis(
+    _builder: ServerBuilder,
+    _url: &str,
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    Err("--redis-url: this binary was built without Redis support; build it with \
+`cargo build --release -p mcp-examples --features redis`"
+        .into())
 }
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
@@ -179,4 +226,58 @@ fn serve_http(
     _opts: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
     Err("this binary was built without HTTP support (build with the `full` feature)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn page_size_must_be_a_positive_number() {
+        let b = || Server::builder("t", "1");
+        assert!(configure(b(), &args(&["--page-size", "7"])).is_ok());
+        for bad in ["0", "-1", "many"] {
+            let e = configure(b(), &args(&["--page-size", bad])).err();
+            assert!(e.is_some_and(|e| e.to_string().contains("--page-size")));
+        }
+    }
+
+    /// Without the feature the flag is refused with a message that says how to get it,
+    /// rather than ignored (a recipe would run with instances that never hear each other).
+    #[cfg(not(feature = "redis"))]
+    #[test]
+    fn redis_url_is_refused_without_the_feature() {
+        let e = configure(
+            Server::builder("t", "1"),
+            &args(&["--redis-url", "redis://127.0.0.1:1/"]),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("--features redis")),
+            "{e:?}"
+        );
+    }
+
+    /// With the feature, the URL is used: an unreachable server is an error at start.
+    #[cfg(feature = "redis")]
+    #[test]
+    fn redis_url_connects_with_the_feature() {
+        let e = configure(
+            Server::builder("t", "1"),
+            &args(&["--redis-url", "redis://127.0.0.1:1/"]),
+        )
+        .err()
+        .map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.starts_with("--redis-url: redis:")),
+            "{e:?}"
+        );
+    }
 }
