@@ -129,9 +129,11 @@ fn with_redis(
     _builder: ServerBuilder,
     _url: &str,
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
-    Err("--redis-url: this binary was built without Redis support; build it with \
+    Err(
+        "--redis-url: this binary was built without Redis support; build it with \
 `cargo build --release -p mcp-examples --features redis`"
-        .into())
+            .into(),
+    )
 }
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
@@ -258,8 +260,7 @@ mod tests {
         .err()
         .map(|e| e.to_string());
         assert!(
-            e.as_deref()
-                .is_some_and(|e| e.contains("--features redis")),
+            e.as_deref().is_some_and(|e| e.contains("--features redis")),
             "{e:?}"
         );
     }
