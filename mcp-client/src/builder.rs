@@ -89,7 +89,14 @@ impl Default for ClientBuilder {
         ClientBuilder {
             client_info: json!({"name": "mcp-client", "version": env!("CARGO_PKG_VERSION")}),
             revision: Revision::Auto,
-            handlers: Handlers::default(),
+            // On by default: the extension is server-directed, the client only says it can
+            // follow a task, and `call_tool` follows one to its result, so callers see no
+            // difference except that tools which run only as tasks work instead of failing
+            // with -32021.
+            handlers: Handlers {
+                tasks: true,
+                ..Handlers::default()
+            },
             notify: None,
             timeout: Timeout::default(),
             handshake_timeout: Duration::from_secs(30),
@@ -197,6 +204,19 @@ impl ClientBuilder {
     /// Declares `roots` and answers `roots/list` with what `f` returns.
     pub fn roots(mut self, f: impl Fn() -> Vec<Root> + Send + Sync + 'static) -> Self {
         self.handlers.roots = Some(Arc::new(f));
+        self
+    }
+
+    /// Whether to declare the tasks extension (`io.modelcontextprotocol/tasks`, 2026-07-28)
+    /// in every request's capabilities; on by default. A server may then answer a
+    /// `tools/call` with a task handle instead of the result: [`Client::call_tool`] follows
+    /// the task to its end (polling `tasks/get`, answering its input requests through the
+    /// same handlers, cancelling it with the call), so nothing changes for the caller except
+    /// that a tool which runs only as a task works instead of failing with -32021. Turn it
+    /// off to keep every answer in the request that asked for it (a task's result is polled,
+    /// so it arrives up to one poll interval later than a direct answer would).
+    pub fn tasks(mut self, declare: bool) -> Self {
+        self.handlers.tasks = declare;
         self
     }
 
@@ -336,6 +356,7 @@ impl ClientBuilder {
         };
         transport.handshake_done(ready.era, ready.version);
         let summary = ServerSummary {
+            server_key: transport.server_key(),
             era: ready.era,
             version: ready.version,
             server_info: ready.server_info,
@@ -443,7 +464,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     }
 
     fn legacy(&mut self) -> Result<Ready, Error> {
-        let msg = self.engine.initialize_request(Instant::now())?;
+        let msg = without_extensions(self.engine.initialize_request(Instant::now())?);
         let ready = self
             .exchange(msg, INITIALIZE)
             .map_err(HandshakeFailure::into_error)?;
@@ -534,6 +555,27 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                 _ => {}
             }
         }
+    }
+}
+
+/// `initialize` without the `extensions` capability (the tasks extension's declaration):
+/// capability extensions are a 2026-07-28 notion, and a legacy server has no use for them.
+/// A dual-era client proposes the same capabilities to both eras, so they are taken out here.
+fn without_extensions(msg: Message) -> Message {
+    let Message::Request(req) = msg else {
+        return msg;
+    };
+    let mut params = req.params_value();
+    let removed = params
+        .get_mut("capabilities")
+        .and_then(Value::as_object_mut)
+        .and_then(|caps| caps.remove("extensions"));
+    if removed.is_none() {
+        return Message::Request(req);
+    }
+    match mcp_core::jsonrpc::Request::new(req.id.clone(), &req.method, &params) {
+        Ok(r) => Message::Request(r),
+        Err(_) => Message::Request(req),
     }
 }
 

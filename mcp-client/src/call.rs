@@ -5,13 +5,14 @@ use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::RecvTimeoutError;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use mcp_core::engine::{Outcome, ProgressUpdate, Timeout};
 use mcp_core::jsonrpc::RequestId;
 use serde_json::Value;
 
 use crate::connection::{ProgressCallback, Shared};
 use crate::error::Error;
+use crate::tasks::TaskCallback;
 
 /// How one call is made; `CallOptions::default()` uses the client's default timeout, no
 /// progress and no cancel handle.
@@ -20,6 +21,7 @@ pub struct CallOptions {
     pub(crate) timeout: Option<Timeout>,
     pub(crate) progress: Option<ProgressCallback>,
     pub(crate) cancel: Option<CancelHandle>,
+    pub(crate) on_task: Option<TaskCallback>,
 }
 
 impl CallOptions {
@@ -49,6 +51,18 @@ impl CallOptions {
         self.cancel = Some(handle);
         self
     }
+
+    /// When the server runs the call as a task (the tasks extension), passes `f` the task's
+    /// handle and state when it starts and after each `tasks/get`, so that a host can keep
+    /// the handle somewhere durable (the extension asks clients to, so that polling can
+    /// resume after a crash) or show the task's status. Runs on the calling thread.
+    pub fn on_task_status(
+        mut self,
+        f: impl Fn(&crate::TaskHandle, &crate::DetailedTask) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_task = Some(Arc::new(f));
+        self
+    }
 }
 
 impl fmt::Debug for CallOptions {
@@ -57,6 +71,7 @@ impl fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("progress", &self.progress.is_some())
             .field("cancel", &self.cancel)
+            .field("on_task", &self.on_task.is_some())
             .finish()
     }
 }
@@ -66,6 +81,9 @@ struct CancelState {
     cancelled: bool,
     reason: Option<String>,
     current: Option<(Weak<Shared>, RequestId)>,
+    /// Dropped on cancel, which wakes every wait on [`CancelHandle::fired`] (a task's poll
+    /// interval) at once.
+    fire: Option<Sender<()>>,
 }
 
 /// Cancels a call from another thread: `notifications/cancelled` goes to the server and the
@@ -73,8 +91,24 @@ struct CancelState {
 ///
 /// A handle is one-shot: once cancelled, every call made with it fails with
 /// [`Error::Cancelled`] (including later rounds of a 2026-07-28 `input_required` exchange).
-#[derive(Clone, Default)]
-pub struct CancelHandle(Arc<Mutex<CancelState>>);
+#[derive(Clone)]
+pub struct CancelHandle {
+    state: Arc<Mutex<CancelState>>,
+    fired: Receiver<()>,
+}
+
+impl Default for CancelHandle {
+    fn default() -> Self {
+        let (fire, fired) = crossbeam_channel::bounded(0);
+        CancelHandle {
+            state: Arc::new(Mutex::new(CancelState {
+                fire: Some(fire),
+                ..CancelState::default()
+            })),
+            fired,
+        }
+    }
+}
 
 impl CancelHandle {
     /// A handle that has not been cancelled.
@@ -83,7 +117,13 @@ impl CancelHandle {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, CancelState> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A channel that disconnects when the handle is cancelled: a wait between two polls
+    /// selects on it, so a cancellation ends the wait at once.
+    pub(crate) fn fired(&self) -> &Receiver<()> {
+        &self.fired
     }
 
     /// Cancels the call.
@@ -104,6 +144,7 @@ impl CancelHandle {
             }
             st.cancelled = true;
             st.reason = reason.clone();
+            st.fire = None;
             st.current.take()
         };
         if let Some((shared, id)) = current {
@@ -160,6 +201,18 @@ pub(crate) fn call(
     progress: Option<ProgressCallback>,
     cancel: Option<&CancelHandle>,
 ) -> Result<Outcome, Error> {
+    call_tracked(conn, method, params, timeout, progress, cancel).map(|(_, outcome)| outcome)
+}
+
+/// [`call`], also returning the request's id (the id a task's progress reports are about).
+pub(crate) fn call_tracked(
+    conn: &Arc<Shared>,
+    method: &str,
+    params: &Value,
+    timeout: Timeout,
+    progress: Option<ProgressCallback>,
+    cancel: Option<&CancelHandle>,
+) -> Result<(RequestId, Outcome), Error> {
     if cancel.is_some_and(CancelHandle::is_cancelled) {
         return Err(Error::Cancelled);
     }
@@ -184,5 +237,5 @@ pub(crate) fn call(
     if let Some(c) = cancel {
         c.detach();
     }
-    result
+    result.map(|outcome| (id, outcome))
 }

@@ -23,14 +23,32 @@ use crate::connection::Shared;
 use crate::error::{Closed, Error, Unexpected};
 use crate::listen::Subscription;
 use crate::pages::ListLimits;
+use crate::tasks::Clock;
+use mcp_core::jsonrpc::RequestId;
+use mcp_core::types::tasks_ext::DetailedTask;
 
 /// How many `input_required` rounds one call may take before the client gives up: enough for
 /// any honest multi-step exchange, few enough that a looping server cannot keep a call alive.
 pub const MAX_INPUT_ROUNDS: usize = 8;
 
+/// What one request ended with, before any task is followed.
+pub(crate) enum Reply {
+    /// The final result.
+    Complete(Box<RawValue>),
+    /// A task (the tasks extension) that will produce it.
+    Task {
+        /// The request that the task answers.
+        call_id: RequestId,
+        /// The task as the server created it.
+        task: Box<DetailedTask>,
+    },
+}
+
 /// What the handshake told us about the server.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerSummary {
+    /// The transport's name for the server (a task handle carries it).
+    pub server_key: Option<String>,
     pub era: Era,
     pub version: ProtocolVersion,
     pub server_info: Option<Value>,
@@ -45,9 +63,9 @@ pub(crate) struct ServerSummary {
 /// waits on its own channel). Closing (or dropping) the client fails every call still waiting,
 /// and stops a child-process server with the MCP stdio shutdown sequence.
 pub struct Client {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     reader: Option<JoinHandle<()>>,
-    summary: ServerSummary,
+    pub(crate) summary: ServerSummary,
     timeout: Timeout,
     list_limits: ListLimits,
     /// The ping thread, and the sender whose drop stops it.
@@ -211,19 +229,36 @@ impl Client {
         decode(method, &raw)
     }
 
-    /// One request through to its final result: each `input_required` answer is met by the
-    /// registered handlers and the request retried with a new id, the same params, the
-    /// answers under the same keys and the server's `requestState` echoed.
+    /// One request through to its final result: the `input_required` rounds, and the task
+    /// the server may run it as (followed to its end).
     fn exchange(
         &self,
         method: &str,
         params: Value,
         options: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
+        let clock = Clock::start(options.timeout.unwrap_or(self.timeout));
+        match self.exchange_rounds(method, params, options)? {
+            Reply::Complete(raw) => Ok(raw),
+            Reply::Task { call_id, task } => {
+                self.follow_task(method, call_id, *task, options, clock)
+            }
+        }
+    }
+
+    /// One request through to its final result or a task: each `input_required` answer is
+    /// met by the registered handlers and the request retried with a new id, the same params,
+    /// the answers under the same keys and the server's `requestState` echoed.
+    pub(crate) fn exchange_rounds(
+        &self,
+        method: &str,
+        params: Value,
+        options: &CallOptions,
+    ) -> Result<Reply, Error> {
         let timeout = options.timeout.unwrap_or(self.timeout);
         let mut round_params = params.clone();
         for _ in 0..=MAX_INPUT_ROUNDS {
-            let outcome = call::call(
+            let (call_id, outcome) = call::call_tracked(
                 &self.shared,
                 method,
                 &round_params,
@@ -232,8 +267,15 @@ impl Client {
                 options.cancel.as_ref(),
             )?;
             let raw = match outcome {
-                Outcome::Complete(r) => return Ok(r),
+                Outcome::Complete(r) => return Ok(Reply::Complete(r)),
                 Outcome::Error(e) => return Err(Error::Rpc(e)),
+                Outcome::Other {
+                    result_type,
+                    result,
+                } if result_type == "task" && self.follows_tasks(method) => {
+                    let task = Box::new(Client::task_of(method, &result)?);
+                    return Ok(Reply::Task { call_id, task });
+                }
                 Outcome::Other { result_type, .. } => {
                     return Err(Unexpected::ResultType {
                         method: method.to_owned(),
@@ -278,8 +320,21 @@ impl Client {
         Err(Error::TooManyInputRounds(MAX_INPUT_ROUNDS))
     }
 
+    /// The params of a `tools/call`.
+    pub(crate) fn tool_call_params(name: &str, arguments: Value) -> Result<Value, Error> {
+        let mut params = json!({"name": name});
+        if !arguments.is_null() {
+            params["arguments"] = object(arguments)?;
+        }
+        Ok(params)
+    }
+
     /// Calls a tool. `arguments` is a JSON object (or `null` for none). A tool's own failure
     /// is a result with `isError` set, not an `Err`.
+    ///
+    /// When the server runs the call as a task (the tasks extension, declared by default),
+    /// the call follows it to its end and returns its result the same way: see
+    /// [`Client::call_tool_as_task`] to get the task's handle instead.
     ///
     /// # Errors
     /// See [`Error`].
@@ -297,10 +352,7 @@ impl Client {
         arguments: Value,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = json!({"name": name});
-        if !arguments.is_null() {
-            params["arguments"] = object(arguments)?;
-        }
+        let params = Client::tool_call_params(name, arguments)?;
         self.request_with(methods::TOOLS_CALL, params, options)
     }
 

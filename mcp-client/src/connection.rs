@@ -82,6 +82,11 @@ pub(crate) struct Shared {
     pub handlers: Handlers,
     notify: Option<NotificationCallback>,
     send_timeout: Duration,
+    /// Dropped when the connection shuts, which wakes every wait on `closed` (a task's poll
+    /// interval) at once.
+    closing: Mutex<Option<Sender<()>>>,
+    /// Disconnects when the connection shuts.
+    pub closed: Receiver<()>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -109,6 +114,7 @@ impl Shared {
     ) -> (Arc<Shared>, ReaderParts<I>) {
         let (wake_tx, wake_rx) = bounded(1);
         let (stop_tx, stop_rx) = bounded(0);
+        let (closing, closed) = bounded(0);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 engine,
@@ -123,6 +129,8 @@ impl Shared {
             handlers,
             notify,
             send_timeout,
+            closing: Mutex::new(Some(closing)),
+            closed,
         });
         let parts = ReaderParts {
             incoming,
@@ -296,6 +304,7 @@ impl Shared {
                 reason,
             )
         };
+        lock(&self.closing).take();
         for (_, w) in pending {
             let _ = w.reply.try_send(Err(Error::Closed(reason.clone())));
         }

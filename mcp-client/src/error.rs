@@ -67,6 +67,23 @@ pub enum Error {
     },
     /// The server kept asking for more input beyond the client's limit of rounds.
     TooManyInputRounds(usize),
+    /// The task the server ran the call as ended `failed`: a JSON-RPC error during its
+    /// execution (a tool's own failure is a result with `isError` set instead).
+    TaskFailed {
+        /// The task.
+        task_id: String,
+        /// The error the task carries.
+        error: ErrorObject,
+    },
+    /// The task the server ran the call as ended `cancelled` (stopped by the server, or by
+    /// someone else holding its handle); a call cancelled through its own
+    /// [`CancelHandle`](crate::CancelHandle) is [`Error::Cancelled`].
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+        /// The server's status message, if it gave one.
+        message: Option<String>,
+    },
     /// The server did not take a message within the client's send timeout (it stopped
     /// reading).
     SendTimeout(Duration),
@@ -194,6 +211,18 @@ pub enum Unexpected {
     /// The transport delivered something for this call that was not a message
     /// ([`Incoming::Malformed`](mcp_core::transport::Incoming::Malformed)): its error.
     Malformed(SharedError),
+    /// A task ended `completed` without its `result`.
+    TaskWithoutResult {
+        /// The task.
+        task_id: String,
+    },
+    /// `tasks/get` answered about another task than the one asked for.
+    OtherTask {
+        /// The task asked about.
+        asked: String,
+        /// The task the answer is about.
+        got: String,
+    },
 }
 
 impl fmt::Display for Unexpected {
@@ -221,6 +250,12 @@ impl fmt::Display for Unexpected {
                 "{method}: the list was cut off at {reached}; the server may be paging without end"
             ),
             Unexpected::Malformed(why) => write!(f, "not a message: {why}"),
+            Unexpected::TaskWithoutResult { task_id } => {
+                write!(f, "task {task_id:?} completed without a result")
+            }
+            Unexpected::OtherTask { asked, got } => {
+                write!(f, "tasks/get of task {asked:?} answered about task {got:?}")
+            }
         }
     }
 }
@@ -282,6 +317,17 @@ impl fmt::Display for Error {
                 "transport error: the server did not take a message within {waited:?}"
             ),
             Error::Transport(e) => write!(f, "transport error: {e}"),
+            Error::TaskFailed { task_id, error } => {
+                write!(f, "the server's task {task_id:?} failed: {error}")
+            }
+            Error::TaskCancelled {
+                task_id,
+                message: Some(m),
+            } => write!(f, "the server's task {task_id:?} was cancelled: {m}"),
+            Error::TaskCancelled {
+                task_id,
+                message: None,
+            } => write!(f, "the server's task {task_id:?} was cancelled"),
         }
     }
 }
@@ -290,7 +336,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io(e) => Some(e),
-            Error::Rpc(e) => Some(e),
+            Error::Rpc(e) | Error::TaskFailed { error: e, .. } => Some(e),
             Error::Refused(e) => Some(e),
             Error::Handshake(e) => Some(e),
             Error::Decode { source, .. } => Some(source),

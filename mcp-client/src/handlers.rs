@@ -9,11 +9,12 @@ use mcp_core::types::methods::{ELICITATION_CREATE, ROOTS_LIST, SAMPLING_CREATE_M
 use std::sync::Arc;
 
 use mcp_core::jsonrpc::{ErrorObject, to_raw};
+use mcp_core::types::tasks_ext;
 use mcp_core::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     InputRequest, InputResponse, ListRootsResult, Root,
 };
-use mcp_core::version::ProtocolVersion;
+use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -38,6 +39,8 @@ pub(crate) struct Handlers {
     pub elicitation: Option<Arc<ElicitationHandler>>,
     pub elicitation_url: bool,
     pub roots: Option<Arc<RootsProvider>>,
+    /// Whether the client declares the tasks extension (and follows tasks).
+    pub tasks: bool,
 }
 
 impl Handlers {
@@ -48,6 +51,10 @@ impl Handlers {
     /// would offer tools that can only fail.
     pub fn capabilities_for(&self, version: ProtocolVersion) -> Map<String, Value> {
         let mut caps = self.capabilities();
+        if version.era() != Era::Modern {
+            // Extensions (and the tasks one) are a 2026-07-28 capability.
+            caps.remove("extensions");
+        }
         if !version.at_least(ProtocolVersion::V2025_06_18) {
             caps.remove("elicitation");
         } else if !version.at_least(ProtocolVersion::V2025_11_25) {
@@ -77,6 +84,12 @@ impl Handlers {
         }
         if self.roots.is_some() {
             caps.insert("roots".into(), json!({"listChanged": true}));
+        }
+        if self.tasks {
+            caps.insert(
+                "extensions".into(),
+                json!({ tasks_ext::EXTENSION_ID: tasks_ext::server_capability() }),
+            );
         }
         caps
     }

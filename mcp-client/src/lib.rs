@@ -63,6 +63,7 @@ mod handlers;
 mod http;
 mod listen;
 mod pages;
+mod tasks;
 mod transport;
 
 pub use builder::{ClientBuilder, Revision};
@@ -82,7 +83,13 @@ pub use listen::Subscription;
 #[cfg(feature = "oauth")]
 pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
+pub use tasks::{
+    DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MAX_TASK_INPUTS, MIN_POLL_INTERVAL, Started,
+    TaskCallback, TaskHandle,
+};
 pub use transport::{ChannelTransport, StdioTransport, Transport};
 
 pub use mcp_core::engine::{ProgressUpdate, Timeout};
 pub use mcp_core::types::LoggingLevel;
+/// A task as `tasks/get` describes it (the tasks extension).
+pub use mcp_core::types::tasks_ext::DetailedTask;

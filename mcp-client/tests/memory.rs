@@ -170,11 +170,13 @@ fn input_required_is_answered_and_retried_with_a_new_id_and_the_same_params() {
     // Every round is a new request id.
     assert_ne!(first["id"], second["id"]);
     assert_ne!(second["id"], third["id"]);
-    // The first round has no MRTR fields; the modern envelope declares both handlers.
+    // The first round has no MRTR fields; the modern envelope declares both handlers (and
+    // the tasks extension, declared by default).
     assert!(first["params"].get("inputResponses").is_none(), "{first}");
     assert_eq!(
         first["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
-        json!({"sampling": {}, "elicitation": {}})
+        json!({"sampling": {}, "elicitation": {},
+               "extensions": {"io.modelcontextprotocol/tasks": {}}})
     );
     // The retry: same name and arguments, answers under the server's keys, state echoed.
     let p = &second["params"];
