@@ -1,0 +1,573 @@
+//! The client and the tasks extension (`io.modelcontextprotocol/tasks`) against scripted
+//! servers over an in-memory pipe: `call_tool` following a task to its end, its input requests,
+//! cancellation, timeouts and poll intervals, and the explicit task API. Each scripted server
+//! sees the exact wire messages.
+
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, bounded};
+use mcp_client::{
+    CallOptions, CancelHandle, ChannelTransport, Client, Error, Revision, Started, TaskHandle,
+    Timeout, Unexpected,
+};
+use mcp_core::jsonrpc::{Message, decode};
+use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult, TaskStatus};
+use serde_json::{Map, Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn msg(v: Value) -> Message {
+    decode(&serde_json::to_vec(&v).unwrap()).unwrap()
+}
+
+fn to_value(m: &Message) -> Value {
+    serde_json::from_slice(&m.to_vec()).unwrap()
+}
+
+/// What a scripted server does with one request (handshake excluded): the messages to send.
+type Script = Box<dyn FnMut(&Value) -> Vec<Value> + Send>;
+
+/// Starts a scripted server on one end of a memory pipe: it answers `server/discover` as a
+/// 2026-07-28 server that offers the tasks extension (a legacy one when `legacy`), hands every
+/// other message to `script`, and copies everything it receives to the returned channel.
+fn server_of(legacy: bool, mut script: Script) -> (ChannelTransport, Receiver<Value>) {
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    let (seen_tx, seen_rx) = bounded(256);
+    thread::spawn(move || {
+        for item in &b.receiver {
+            let Ok(m) = item else { continue };
+            let v = to_value(&m);
+            let _ = seen_tx.try_send(v.clone());
+            let id = v.get("id").cloned();
+            let replies = match (v["method"].as_str(), id) {
+                (Some("server/discover"), Some(id)) if !legacy => vec![json!({
+                "jsonrpc": "2.0", "id": id, "result": {
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}, "extensions": {TASKS: {}}},
+                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}}
+                }})],
+                (Some("server/discover"), Some(id)) => vec![json!({
+                    "jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "Method not found"}})],
+                (Some("initialize"), Some(id)) => vec![json!({
+                    "jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": v["params"]["protocolVersion"],
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "fake-legacy", "version": "1"}}})],
+                (Some("notifications/initialized"), None) => vec![],
+                _ => script(&v),
+            };
+            for r in replies {
+                if b.sender.send(msg(r)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    (ChannelTransport::new(a).named("scripted"), seen_rx)
+}
+
+fn server(script: Script) -> (ChannelTransport, Receiver<Value>) {
+    server_of(false, script)
+}
+
+fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A task as the server shows it, with `extra` fields (status-specific) merged in.
+fn task(id: &str, status: &str, poll_ms: u64, extra: Value) -> Value {
+    let mut t = json!({
+        "taskId": id, "status": status,
+        "createdAt": "2026-11-24T10:00:00Z", "lastUpdatedAt": "2026-11-24T10:00:00Z",
+        "ttlMs": 60000, "pollIntervalMs": poll_ms,
+    });
+    if let (Some(t), Value::Object(extra)) = (t.as_object_mut(), extra) {
+        t.extend(extra);
+    }
+    t
+}
+
+/// The answer to `tools/call` that starts task `id`.
+fn handle(req: &Value, id: &str, poll_ms: u64) -> Value {
+    let mut t = task(id, "working", poll_ms, json!({}));
+    t["resultType"] = json!("task");
+    result(&req["id"], t)
+}
+
+/// The answer to `tasks/get`.
+fn got(req: &Value, t: Value) -> Value {
+    let mut t = t;
+    t["resultType"] = json!("complete");
+    result(&req["id"], t)
+}
+
+fn ack(req: &Value) -> Value {
+    result(&req["id"], json!({"resultType": "complete"}))
+}
+
+fn completed(id: &str, text: &str) -> Value {
+    task(
+        id,
+        "completed",
+        50,
+        json!({"result": {"content": [{"type": "text", "text": text}], "isError": false}}),
+    )
+}
+
+/// Every message the server received, once the client is closed (the channel then ends).
+fn all(seen: &Receiver<Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while let Ok(v) = seen.recv_deadline(deadline) {
+        out.push(v);
+    }
+    out
+}
+
+fn methods_of(msgs: &[Value]) -> Vec<String> {
+    msgs.iter()
+        .filter_map(|m| m["method"].as_str())
+        .filter(|m| !m.starts_with("notifications/"))
+        .map(str::to_owned)
+        .collect()
+}
+
+fn modern(transport: ChannelTransport) -> Client {
+    Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap()
+}
+
+fn text_of(r: &mcp_core::types::CallToolResult) -> Value {
+    serde_json::to_value(&r.content).unwrap()[0]["text"].clone()
+}
+
+#[test]
+fn call_tool_follows_a_task_to_its_result_polling_tasks_get() {
+    let mut gets = 0;
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        Some("tools/call") => vec![handle(v, "t-1", 50)],
+        Some("tasks/get") => {
+            gets += 1;
+            let t = if gets == 1 {
+                task("t-1", "working", 50, json!({"statusMessage": "half way"}))
+            } else {
+                completed("t-1", "done")
+            };
+            vec![got(v, t)]
+        }
+        _ => vec![],
+    }));
+    let client = modern(transport);
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let statuses = Arc::new(Mutex::new(Vec::new()));
+    let (p, s) = (Arc::clone(&progress), Arc::clone(&statuses));
+    let options = CallOptions::new()
+        .on_progress(move |u| p.lock().unwrap().push((u.progress, u.message.clone())))
+        .on_task_status(move |h, t| s.lock().unwrap().push((h.clone(), t.status)));
+    let out = client
+        .call_tool_with("slow", json!({"n": 1}), &options)
+        .unwrap();
+    assert_eq!(text_of(&out), "done");
+    client.close().unwrap();
+
+    let msgs = all(&seen);
+    assert_eq!(
+        methods_of(&msgs),
+        ["server/discover", "tools/call", "tasks/get", "tasks/get"]
+    );
+    let call = &msgs[1];
+    assert_eq!(
+        call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"],
+        json!({TASKS: {}}),
+        "the client declares the extension in the request: {call}"
+    );
+    // The polls name the task and nothing else (beside the modern envelope).
+    for get in &msgs[2..] {
+        assert_eq!(get["params"]["taskId"], "t-1");
+        assert!(get["params"].get("name").is_none(), "{get}");
+    }
+    // Each change of the task is a progress report (a count, with the status message) and a
+    // status callback with the handle.
+    assert_eq!(
+        *progress.lock().unwrap(),
+        [(1.0, None), (2.0, Some("half way".into())), (3.0, None)]
+    );
+    let statuses = statuses.lock().unwrap();
+    let seen_statuses: Vec<_> = statuses.iter().map(|(_, s)| *s).collect();
+    assert_eq!(
+        seen_statuses,
+        [
+            TaskStatus::Working,
+            TaskStatus::Working,
+            TaskStatus::Completed
+        ]
+    );
+    let h = &statuses[0].0;
+    assert_eq!(h.task_id, "t-1");
+    assert_eq!(h.method, "tools/call");
+    assert_eq!(h.server.as_deref(), Some("scripted"));
+}
+
+fn confirm_request() -> Value {
+    json!({"method": "elicitation/create", "params": {
+        "message": "Delete it?",
+        "requestedSchema": {"type": "object", "properties": {"confirm": {"type": "boolean"}}}}})
+}
+
+fn accept(p: ElicitRequestParams) -> Result<ElicitResult, mcp_core::jsonrpc::ErrorObject> {
+    let ElicitRequestParams::Form(form) = p else {
+        return Ok(ElicitResult::action(ElicitAction::Decline));
+    };
+    let mut content = Map::new();
+    content.insert("confirm".into(), json!(true));
+    content.insert("asked".into(), json!(form.message));
+    Ok(ElicitResult::accept(content))
+}
+
+#[test]
+fn input_required_is_answered_once_through_the_elicitation_handler_with_tasks_update() {
+    let mut gets = 0;
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        Some("tools/call") => vec![handle(v, "t-2", 50)],
+        Some("tasks/get") => {
+            gets += 1;
+            let asking = task(
+                "t-2",
+                "input_required",
+                50,
+                json!({"inputRequests": {"confirm": confirm_request()}}),
+            );
+            // The second poll still shows the request (the server has not taken the
+            // answer in yet): the client must not answer it twice.
+            let t = if gets <= 2 {
+                asking
+            } else {
+                completed("t-2", "deleted")
+            };
+            vec![got(v, t)]
+        }
+        Some("tasks/update") => vec![ack(v)],
+        _ => vec![],
+    }));
+    let asked = Arc::new(Mutex::new(0));
+    let a = Arc::clone(&asked);
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .elicitation(move |p| {
+            *a.lock().unwrap() += 1;
+            accept(p)
+        })
+        .connect(transport)
+        .unwrap();
+    let out = client.call_tool("delete", json!({})).unwrap();
+    assert_eq!(text_of(&out), "deleted");
+    client.close().unwrap();
+    assert_eq!(*asked.lock().unwrap(), 1, "the handler is asked once");
+
+    let msgs = all(&seen);
+    assert_eq!(
+        methods_of(&msgs),
+        [
+            "server/discover",
+            "tools/call",
+            "tasks/get",
+            "tasks/update",
+            "tasks/get",
+            "tasks/get"
+        ]
+    );
+    let update = &msgs[3]["params"];
+    assert_eq!(update["taskId"], "t-2");
+    assert_eq!(
+        update["inputResponses"],
+        json!({"confirm": {"action": "accept", "content": {"confirm": true, "asked": "Delete it?"}}})
+    );
+}
+
+#[test]
+fn input_the_client_cannot_give_fails_the_call_and_cancels_the_task() {
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        Some("tools/call") => vec![handle(v, "t-3", 50)],
+        Some("tasks/get") => vec![got(
+            v,
+            task(
+                "t-3",
+                "input_required",
+                50,
+                json!({"inputRequests": {"confirm": confirm_request()}}),
+            ),
+        )],
+        Some("tasks/cancel") => vec![ack(v)],
+        _ => vec![],
+    }));
+    // No elicitation handler.
+    let client = modern(transport);
+    let e = client.call_tool("delete", json!({})).unwrap_err();
+    assert!(
+        matches!(&e, Error::Input { key, .. } if key == "confirm"),
+        "{e:?}"
+    );
+    client.close().unwrap();
+    let msgs = all(&seen);
+    assert_eq!(
+        methods_of(&msgs)[1..],
+        ["tools/call", "tasks/get", "tasks/cancel"]
+    );
+    assert_eq!(msgs.last().unwrap()["params"]["taskId"], "t-3");
+}
+
+#[test]
+fn a_failed_task_is_task_failed_with_its_error_and_a_cancelled_one_task_cancelled() {
+    let (transport, _seen) = server(Box::new(move |v| {
+        let name = v["params"]["name"].as_str().unwrap_or_default().to_owned();
+        match v["method"].as_str() {
+            Some("tools/call") => vec![handle(v, &name, 50)],
+            Some("tasks/get") if v["params"]["taskId"] == "boom" => vec![got(
+                v,
+                task(
+                    "boom",
+                    "failed",
+                    50,
+                    json!({"statusMessage": "it broke",
+                           "error": {"code": -32603, "message": "handler panicked"}}),
+                ),
+            )],
+            Some("tasks/get") => vec![got(
+                v,
+                task(
+                    v["params"]["taskId"].as_str().unwrap(),
+                    "cancelled",
+                    50,
+                    json!({"statusMessage": "stopped by an operator"}),
+                ),
+            )],
+            _ => vec![],
+        }
+    }));
+    let client = modern(transport);
+    match client.call_tool("boom", json!({})).unwrap_err() {
+        Error::TaskFailed { task_id, error } => {
+            assert_eq!(task_id, "boom");
+            assert_eq!(error.code, -32603);
+            assert_eq!(error.message, "handler panicked");
+        }
+        e => panic!("{e:?}"),
+    }
+    match client.call_tool("stopped", json!({})).unwrap_err() {
+        Error::TaskCancelled { task_id, message } => {
+            assert_eq!(task_id, "stopped");
+            assert_eq!(message.as_deref(), Some("stopped by an operator"));
+        }
+        e => panic!("{e:?}"),
+    }
+}
+
+#[test]
+fn cancelling_the_call_sends_tasks_cancel_at_once() {
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        // A long interval: only the cancellation can end the wait early.
+        Some("tools/call") => vec![handle(v, "t-4", 20_000)],
+        Some("tasks/cancel") => vec![ack(v)],
+        _ => vec![],
+    }));
+    let client = modern(transport);
+    let cancel = CancelHandle::new();
+    let c = cancel.clone();
+    // Cancelled as soon as the task starts, from the status callback.
+    let options = CallOptions::new()
+        .cancel_handle(cancel)
+        .on_task_status(move |_, _| c.cancel());
+    let started = Instant::now();
+    let e = client
+        .call_tool_with("slow", json!({}), &options)
+        .unwrap_err();
+    assert!(matches!(e, Error::Cancelled), "{e:?}");
+    // A safety net, not a measurement: without the wake-up the wait would last the 20 s
+    // interval.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the wait between polls ends at the cancellation"
+    );
+    client.close().unwrap();
+    let msgs = all(&seen);
+    assert_eq!(methods_of(&msgs)[1..], ["tools/call", "tasks/cancel"]);
+    assert_eq!(msgs.last().unwrap()["params"]["taskId"], "t-4");
+}
+
+#[test]
+fn the_poll_interval_is_honoured_and_its_changes_too() {
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        // First interval 50 ms, then the server asks for a minute between polls: within the
+        // call's two seconds the client polls exactly once, then gives up and cancels.
+        Some("tools/call") => vec![handle(v, "t-5", 50)],
+        Some("tasks/get") => vec![got(v, task("t-5", "working", 60_000, json!({})))],
+        Some("tasks/cancel") => vec![ack(v)],
+        _ => vec![],
+    }));
+    let client = modern(transport);
+    let options = CallOptions::new().timeout(Timeout::fixed(Duration::from_secs(2)));
+    let e = client
+        .call_tool_with("slow", json!({}), &options)
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Timeout { method } if method == "tools/call"),
+        "{e:?}"
+    );
+    client.close().unwrap();
+    let msgs = all(&seen);
+    assert_eq!(
+        methods_of(&msgs)[1..],
+        ["tools/call", "tasks/get", "tasks/cancel"]
+    );
+}
+
+#[test]
+fn a_task_is_refused_when_the_extension_is_not_declared() {
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        Some("tools/call") => vec![handle(v, "t-6", 50)],
+        _ => vec![],
+    }));
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .tasks(false)
+        .connect(transport)
+        .unwrap();
+    let e = client.call_tool("slow", json!({})).unwrap_err();
+    assert!(
+        matches!(&e, Error::Unexpected(Unexpected::ResultType { result_type, .. }) if result_type == "task"),
+        "{e:?}"
+    );
+    client.close().unwrap();
+    let msgs = all(&seen);
+    let caps = &msgs[1]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert!(caps.get("extensions").is_none(), "{caps}");
+}
+
+#[test]
+fn a_handle_from_one_connection_is_followed_from_another() {
+    // Both connections reach the same server state (as two processes reach one server).
+    let gets = Arc::new(Mutex::new(0));
+    let script = |gets: Arc<Mutex<u32>>| -> Script {
+        Box::new(move |v| match v["method"].as_str() {
+            Some("tools/call") => vec![handle(v, "t-7", 50)],
+            Some("tasks/get") if v["params"]["taskId"] != "t-7" => vec![json!({
+                "jsonrpc": "2.0", "id": v["id"],
+                "error": {"code": -32602, "message": "Unknown task"}})],
+            Some("tasks/get") => {
+                let mut n = gets.lock().unwrap();
+                *n += 1;
+                let t = if *n < 3 {
+                    task("t-7", "working", 50, json!({}))
+                } else {
+                    completed("t-7", "seven")
+                };
+                vec![got(v, t)]
+            }
+            Some("tasks/update" | "tasks/cancel") => vec![ack(v)],
+            _ => vec![],
+        })
+    };
+    let (first, seen_first) = server(script(Arc::clone(&gets)));
+    let client = modern(first);
+    let Started::Task(handle) = client
+        .call_tool_as_task("slow", json!({"n": 7}), &CallOptions::new())
+        .unwrap()
+    else {
+        panic!("a task was expected")
+    };
+    client.close().unwrap();
+    // The first connection only started it.
+    assert_eq!(
+        methods_of(&all(&seen_first))[1..],
+        ["tools/call"],
+        "call_tool_as_task does not poll"
+    );
+    let stored = serde_json::to_string(&handle).unwrap();
+    let stored_json: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!(stored_json["taskId"], "t-7");
+    assert_eq!(stored_json["method"], "tools/call");
+    assert_eq!(stored_json["server"], "scripted");
+    assert_eq!(stored_json["pollIntervalMs"], 50);
+
+    let (second, seen_second) = server(script(gets));
+    let other = modern(second);
+    let handle: TaskHandle = serde_json::from_str(&stored).unwrap();
+    assert_eq!(other.task_get(&handle).unwrap().status, TaskStatus::Working);
+    let out = other.task_wait(&handle, &CallOptions::new()).unwrap();
+    assert_eq!(text_of(&out), "seven");
+    other
+        .task_update(&handle, std::collections::BTreeMap::new())
+        .unwrap();
+    other.task_cancel(&handle).unwrap();
+    let e = other.task_get(&TaskHandle::new("nope")).unwrap_err();
+    assert!(matches!(&e, Error::Rpc(r) if r.code == -32602), "{e:?}");
+    other.close().unwrap();
+    let msgs = all(&seen_second);
+    assert_eq!(
+        methods_of(&msgs)[1..],
+        [
+            "tasks/get",
+            "tasks/get",
+            "tasks/get",
+            "tasks/update",
+            "tasks/cancel",
+            "tasks/get"
+        ]
+    );
+    assert_eq!(msgs[4]["params"]["taskId"], "t-7");
+    assert_eq!(msgs[4]["params"]["inputResponses"], json!({}));
+    assert_eq!(msgs[5]["params"]["taskId"], "t-7");
+}
+
+#[test]
+fn a_server_answering_at_once_is_a_complete_start_and_task_wait_leaves_the_task_running() {
+    let (transport, seen) = server(Box::new(move |v| match v["method"].as_str() {
+        Some("tools/call") => vec![result(
+            &v["id"],
+            json!({"resultType": "complete", "content": [{"type": "text", "text": "now"}]}),
+        )],
+        Some("tasks/get") => vec![got(v, task("t-8", "working", 60_000, json!({})))],
+        _ => vec![],
+    }));
+    let client = modern(transport);
+    match client
+        .call_tool_as_task("quick", json!({}), &CallOptions::new())
+        .unwrap()
+    {
+        Started::Complete(r) => assert_eq!(text_of(&r), "now"),
+        Started::Task(h) => panic!("{h:?}"),
+    }
+    // The host's own wait times out; the task is the host's, so it is not cancelled.
+    let options = CallOptions::new().timeout(Timeout::fixed(Duration::from_secs(1)));
+    let e = client
+        .task_wait(&TaskHandle::new("t-8"), &options)
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+    client.close().unwrap();
+    assert_eq!(methods_of(&all(&seen))[1..], ["tools/call", "tasks/get"]);
+}
+
+#[test]
+fn task_requests_are_refused_on_a_legacy_connection() {
+    let (transport, seen) = server_of(true, Box::new(|_| vec![]));
+    let client = Client::builder().connect(transport).unwrap();
+    assert_eq!(client.era(), mcp_core::version::Era::Legacy);
+    let e = client.task_get(&TaskHandle::new("t")).unwrap_err();
+    assert!(matches!(e, Error::Refused(_)), "{e:?}");
+    client.close().unwrap();
+    let msgs = all(&seen);
+    // Nothing about tasks went out, and the legacy handshake declared no extension.
+    assert_eq!(methods_of(&msgs), ["server/discover", "initialize"]);
+    assert!(
+        msgs[1]["params"]["capabilities"]
+            .get("extensions")
+            .is_none()
+    );
+}
