@@ -8,6 +8,7 @@
 //!
 //! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
 //!         | prompt NAME ['JSON'] | info | conformance
+//!         | task get ID | task cancel ID | task wait ID
 //! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
 //!          --timeout SECONDS   -v (verbose)
 //!          --bearer TOKEN      (HTTP: a fixed bearer token)
@@ -16,6 +17,11 @@
 //!                               comes back to a listener on 127.0.0.1)
 //!          --auth-file PATH    (with --oauth: keep the sign-in in PATH between runs)
 //! ```
+//!
+//! `call` follows a tool that the server runs as a task (the tasks extension of 2026-07-28)
+//! to its result. `task get|cancel|wait ID` reach a task by its id, typically one started by
+//! another process: its state (`tasks/get`), its cancellation (`tasks/cancel`), or its result
+//! once it ends.
 //!
 //! The answer goes to stdout as pretty JSON; errors go to stderr and the exit status is
 //! non-zero (also when a tool reports `isError`). With `-v`, the server's own stderr and the
@@ -34,7 +40,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::oauth::{AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth};
-use mcp_client::{AuthProvider, BearerToken, Client, Error, HttpClientConfig, Revision, Timeout};
+use mcp_client::{
+    AuthProvider, BearerToken, CallOptions, Client, Error, HttpClientConfig, Revision, TaskHandle,
+    Timeout,
+};
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult};
 use mcp_core::version::ProtocolVersion;
@@ -47,7 +56,7 @@ const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout
        client [OPTIONS] URL ACTION [ARGS...]
        client [OPTIONS] ACTION [ARGS...] URL
 actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
-prompt NAME ['JSON'] | info | conformance";
+prompt NAME ['JSON'] | info | conformance | task get ID | task cancel ID | task wait ID";
 
 enum Target {
     Command(Vec<String>),
@@ -259,6 +268,28 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
                 std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref(),
             )?;
             run_conformance(client, &plan)
+        }
+        "task" => {
+            arity(2..=2)?;
+            let handle = TaskHandle::new(action[2].clone());
+            match action[1].as_str() {
+                "get" => print(&client.task_get(&handle).map_err(err)?),
+                "cancel" => {
+                    client.task_cancel(&handle).map_err(err)?;
+                    print(&serde_json::json!({"taskId": handle.task_id, "cancelled": true}))
+                }
+                "wait" => {
+                    let result = client
+                        .task_wait(&handle, &CallOptions::new())
+                        .map_err(err)?;
+                    print(&result)?;
+                    if result.is_error() {
+                        return Err(format!("task {:?} ended in a tool error", action[2]));
+                    }
+                    Ok(())
+                }
+                other => Err(format!("unknown task action {other:?}\n{USAGE}")),
+            }
         }
         "info" => {
             arity(0..=0)?;
