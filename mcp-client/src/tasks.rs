@@ -18,6 +18,13 @@
 //!
 //! Every wait is bounded by the call's timeout, and so is the number of polls: each poll is at
 //! least [`MIN_POLL_INTERVAL`] after the previous one.
+//!
+//! The experimental tasks of 2025-11-25 are client-requested instead: on a 2025-11-25
+//! connection to a server that declares `tasks.requests.tools.call`,
+//! [`Client::call_tool_as_task`] asks for a task (`params.task`), and [`Client::task_get`],
+//! [`Client::task_cancel`] and [`Client::task_wait`] work on it (the last polls `tasks/get`,
+//! then takes the result from `tasks/result`, during which the server's input requests come as
+//! ordinary requests to the same handlers). [`Client::call_tool`] never asks for one there.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -28,7 +35,7 @@ use mcp_core::engine::{Outcome, ProgressUpdate, Refused, Timeout};
 use mcp_core::jsonrpc::{ErrorObject, RequestId};
 use mcp_core::types::tasks_ext::{DetailedTask, TaskResult};
 use mcp_core::types::{CallToolResult, InputResponses, TaskStatus, methods};
-use mcp_core::version::Era;
+use mcp_core::version::{Era, ProtocolVersion};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -190,6 +197,8 @@ struct Follow<'a> {
     /// Whether the task is ours to stop when the wait ends without it (a followed
     /// `call_tool`), or the host's ([`Client::task_wait`]).
     owned: bool,
+    /// A 2025-11-25 task: its result comes from `tasks/result`.
+    legacy: bool,
 }
 
 impl Follow<'_> {
@@ -242,6 +251,14 @@ impl Follow<'_> {
                 last = Some(now);
                 changes += 1;
                 self.report(&task, changes);
+            }
+            if self.legacy
+                && matches!(
+                    task.status,
+                    TaskStatus::Completed | TaskStatus::Failed | TaskStatus::InputRequired
+                )
+            {
+                return self.legacy_result();
             }
             match task.status {
                 TaskStatus::Completed => {
@@ -354,6 +371,36 @@ impl Follow<'_> {
         }
     }
 
+    /// 2025-11-25: the result from `tasks/result`, which waits for the task to end; a task
+    /// waiting for input gets it meanwhile through ordinary server requests (answered by the
+    /// client's handlers on its handler thread).
+    fn legacy_result(&self) -> Result<Map<String, Value>, Error> {
+        let params = json!({"taskId": self.handle.task_id});
+        let outcome = call::call(
+            &self.client.shared,
+            methods::TASKS_RESULT,
+            &params,
+            self.request_timeout()?,
+            None,
+            self.options.cancel.as_ref(),
+        );
+        let raw = match outcome {
+            Ok(Outcome::Error(error)) => {
+                return Err(Error::TaskFailed {
+                    task_id: self.handle.task_id.clone(),
+                    error,
+                });
+            }
+            Ok(o) => complete(methods::TASKS_RESULT, o)?,
+            Err(Error::Timeout { .. }) => return Err(self.timed_out()),
+            Err(e) => return Err(e),
+        };
+        serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+            what: format!("{} result", methods::TASKS_RESULT),
+            source,
+        })
+    }
+
     fn get(&self) -> Result<DetailedTask, Error> {
         let timeout = self.request_timeout()?;
         let r = self
@@ -364,6 +411,20 @@ impl Follow<'_> {
             other => other,
         }
     }
+}
+
+/// A 2025-11-25 `Task` as the extension's [`DetailedTask`]: the same fields but for the unit
+/// suffixes (`ttl`, `pollInterval` became `ttlMs`, `pollIntervalMs`).
+fn legacy_task(mut v: Value) -> Result<DetailedTask, serde_json::Error> {
+    if let Some(o) = v.as_object_mut() {
+        for (old, new) in [("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs")] {
+            if let Some(x) = o.remove(old) {
+                o.insert(new.to_owned(), x);
+            }
+        }
+        o.entry("ttlMs").or_insert(Value::Null);
+    }
+    serde_json::from_value(v)
 }
 
 /// A `failed` task as an error: the JSON-RPC error it carries (or one made of its status
@@ -437,6 +498,7 @@ impl Client {
             clock,
             call_id: Some(call_id),
             owned: true,
+            legacy: false,
         };
         let result = follow.run(task)?;
         serde_json::value::to_raw_value(&result).map_err(|source| Error::Decode {
@@ -445,8 +507,22 @@ impl Client {
         })
     }
 
+    /// Whether this is a 2025-11-25 connection to a server that runs `tools/call` as
+    /// (client-requested) experimental tasks.
+    fn legacy_tasks(&self) -> bool {
+        self.era() == Era::Legacy
+            && self
+                .protocol_version()
+                .at_least(ProtocolVersion::V2025_11_25)
+            && self.server_capabilities()["tasks"]["requests"]["tools"]["call"].is_object()
+    }
+
     fn refuse_legacy(&self, method: &str) -> Result<(), Error> {
-        if self.era() == Era::Modern {
+        let legacy_ok = matches!(
+            method,
+            methods::TASKS_GET | methods::TASKS_CANCEL | methods::TASKS_RESULT
+        ) && self.legacy_tasks();
+        if self.era() == Era::Modern || legacy_ok {
             Ok(())
         } else {
             Err(Refused::WrongEra {
@@ -474,18 +550,23 @@ impl Client {
             cancel,
         )?;
         let raw = complete(methods::TASKS_GET, outcome)?;
-        let got: TaskResult = serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+        let decoded = if self.era() == Era::Legacy {
+            serde_json::from_str(raw.get()).and_then(legacy_task)
+        } else {
+            serde_json::from_str::<TaskResult>(raw.get()).map(|r| r.task)
+        };
+        let task = decoded.map_err(|source| Error::Decode {
             what: format!("{} result", methods::TASKS_GET),
             source,
         })?;
-        if got.task.task_id != handle.task_id {
+        if task.task_id != handle.task_id {
             return Err(Unexpected::OtherTask {
                 asked: handle.task_id.clone(),
-                got: got.task.task_id,
+                got: task.task_id,
             }
             .into());
         }
-        Ok(got.task)
+        Ok(task)
     }
 
     /// Sends `tasks/cancel` for a call that gives up on its task; with `wait`, waits a
@@ -533,8 +614,37 @@ impl Client {
         arguments: Value,
         options: &CallOptions,
     ) -> Result<Started, Error> {
-        let params = Client::tool_call_params(name, arguments)?;
+        let mut params = Client::tool_call_params(name, arguments)?;
+        let legacy = self.legacy_tasks();
+        if legacy {
+            // 2025-11-25: the client asks for the task; the server keeps it as long as it
+            // likes (no `ttl` asked).
+            params["task"] = json!({});
+        }
         match self.exchange_rounds(methods::TOOLS_CALL, params, options)? {
+            Reply::Complete(raw) if legacy => {
+                #[derive(Deserialize)]
+                struct Created {
+                    task: Value,
+                }
+                if let Ok(Created { task }) = serde_json::from_str(raw.get()) {
+                    let task = legacy_task(task).map_err(|source| Error::Decode {
+                        what: format!("{} task", methods::TOOLS_CALL),
+                        source,
+                    })?;
+                    return Ok(Started::Task(TaskHandle::of(
+                        &task,
+                        methods::TOOLS_CALL,
+                        self.summary.server_key.clone(),
+                    )));
+                }
+                let result: CallToolResult =
+                    serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+                        what: format!("{} result", methods::TOOLS_CALL),
+                        source,
+                    })?;
+                Ok(Started::Complete(Box::new(result)))
+            }
             Reply::Complete(raw) => {
                 let result: CallToolResult =
                     serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
@@ -614,6 +724,7 @@ impl Client {
         handle: &TaskHandle,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
+        self.refuse_legacy(methods::TASKS_RESULT)?;
         let clock = Clock::start(options.timeout.unwrap_or(self.default_timeout()));
         let mut follow = Follow {
             client: self,
@@ -622,6 +733,7 @@ impl Client {
             clock,
             call_id: None,
             owned: false,
+            legacy: self.era() == Era::Legacy,
         };
         let first = follow.get()?;
         let result = follow.run(first)?;

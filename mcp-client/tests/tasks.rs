@@ -571,3 +571,74 @@ fn task_requests_are_refused_on_a_legacy_connection() {
             .is_none()
     );
 }
+
+#[test]
+fn a_2025_11_25_server_runs_a_requested_task_read_through_tasks_result() {
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    let (seen_tx, seen) = bounded(256);
+    thread::spawn(move || {
+        let mut gets = 0;
+        for item in &b.receiver {
+            let Ok(m) = item else { continue };
+            let v = to_value(&m);
+            let _ = seen_tx.try_send(v.clone());
+            let legacy_task = |status: &str| {
+                json!({"taskId": "old-1", "status": status, "ttl": 300000, "pollInterval": 50,
+                       "createdAt": "2026-11-24T10:00:00Z", "lastUpdatedAt": "2026-11-24T10:00:00Z"})
+            };
+            let reply = match v["method"].as_str() {
+                Some("initialize") => result(
+                    &v["id"],
+                    json!({"protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
+                        "serverInfo": {"name": "old-tasks", "version": "1"}}),
+                ),
+                Some("tools/call") => result(&v["id"], json!({"task": legacy_task("working")})),
+                Some("tasks/get") => {
+                    gets += 1;
+                    let status = if gets == 1 { "working" } else { "completed" };
+                    result(&v["id"], legacy_task(status))
+                }
+                Some("tasks/result") => result(
+                    &v["id"],
+                    json!({"content": [{"type": "text", "text": "old result"}]}),
+                ),
+                _ => continue,
+            };
+            if b.sender.send(msg(reply)).is_err() {
+                return;
+            }
+        }
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .connect(ChannelTransport::new(a))
+        .unwrap();
+    let Started::Task(handle) = client
+        .call_tool_as_task("research", json!({"topic": "x"}), &CallOptions::new())
+        .unwrap()
+    else {
+        panic!("a task was expected")
+    };
+    assert_eq!(handle.task_id, "old-1");
+    // The 2025-11-25 field names are read as the extension's.
+    assert_eq!(handle.poll_interval_ms, Some(50));
+    assert_eq!(handle.ttl_ms, Some(300000));
+    let out = client.task_wait(&handle, &CallOptions::new()).unwrap();
+    assert_eq!(text_of(&out), "old result");
+    client.close().unwrap();
+    let msgs = all(&seen);
+    assert_eq!(
+        methods_of(&msgs),
+        [
+            "initialize",
+            "tools/call",
+            "tasks/get",
+            "tasks/get",
+            "tasks/result"
+        ]
+    );
+    assert_eq!(msgs[2]["params"]["task"], json!({}), "{}", msgs[2]);
+    assert_eq!(msgs[2]["params"]["arguments"], json!({"topic": "x"}));
+    assert_eq!(msgs[5]["params"]["taskId"], "old-1");
+}

@@ -8,7 +8,7 @@
 //!
 //! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
 //!         | prompt NAME ['JSON'] | info | conformance
-//!         | task get ID | task cancel ID | task wait ID
+//!         | task get ID | task cancel ID | task wait ID | task call NAME ['JSON']
 //! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
 //!          --timeout SECONDS   -v (verbose)
 //!          --bearer TOKEN      (HTTP: a fixed bearer token)
@@ -21,7 +21,8 @@
 //! `call` follows a tool that the server runs as a task (the tasks extension of 2026-07-28)
 //! to its result. `task get|cancel|wait ID` reach a task by its id, typically one started by
 //! another process: its state (`tasks/get`), its cancellation (`tasks/cancel`), or its result
-//! once it ends.
+//! once it ends. `task call` asks for a task where the client chooses (the experimental tasks of
+//! 2025-11-25, on a server that offers them) and follows it; elsewhere it is `call`.
 //!
 //! The answer goes to stdout as pretty JSON; errors go to stderr and the exit status is
 //! non-zero (also when a tool reports `isError`). With `-v`, the server's own stderr and the
@@ -41,8 +42,8 @@ use std::time::Duration;
 
 use mcp_client::oauth::{AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth};
 use mcp_client::{
-    AuthProvider, BearerToken, CallOptions, Client, Error, HttpClientConfig, Revision, TaskHandle,
-    Timeout,
+    AuthProvider, BearerToken, CallOptions, Client, Error, HttpClientConfig, Revision, Started,
+    TaskHandle, Timeout,
 };
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult};
@@ -56,7 +57,7 @@ const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout
        client [OPTIONS] URL ACTION [ARGS...]
        client [OPTIONS] ACTION [ARGS...] URL
 actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
-prompt NAME ['JSON'] | info | conformance | task get ID | task cancel ID | task wait ID";
+prompt NAME ['JSON'] | info | conformance | task get ID | task cancel ID | task wait ID | task call NAME ['JSON']";
 
 enum Target {
     Command(Vec<String>),
@@ -268,6 +269,26 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
                 std::env::var("MCP_CONFORMANCE_CONTEXT").ok().as_deref(),
             )?;
             run_conformance(client, &plan)
+        }
+        "task" if action.get(1).is_some_and(|a| a == "call") => {
+            arity(2..=3)?;
+            let started = client
+                .call_tool_as_task(&action[2], json_arg(action.get(3))?, &CallOptions::new())
+                .map_err(err)?;
+            let result = match started {
+                Started::Complete(result) => *result,
+                Started::Task(handle) => {
+                    eprintln!("client: task {} started", handle.task_id);
+                    client
+                        .task_wait(&handle, &CallOptions::new())
+                        .map_err(err)?
+                }
+            };
+            print(&result)?;
+            if result.is_error() {
+                return Err(format!("tool {:?} reported an error", action[2]));
+            }
+            Ok(())
         }
         "task" => {
             arity(2..=2)?;
