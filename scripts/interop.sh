@@ -20,7 +20,8 @@
 # client's dual-era probe must fall back to 2025-11-25), rs-ref-sse (the same server's
 # deprecated HTTP+SSE transport, which our client falls back to), rs-py-2026 and rs-py-http-2026 (a
 # Python SDK server, scripts/interop/py_server.py, over stdio and Streamable HTTP, pinned to
-# and checked for 2026-07-28).
+# and checked for 2026-07-28), and rs-ref-tasks (OUR `client` example follows a 2025-11-25
+# experimental task of the reference server: scripts/interop/rs_task.sh).
 # The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
 # Ends with the plain line "interop: N passed, M failed"; exits 1 if a tour failed.
 set -euo pipefail
@@ -36,7 +37,7 @@ log() { echo "== $*"; }
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
 HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse"
-CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026"
+CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026 rs-ref-tasks"
 SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
 tours="${INTEROP_TOURS:-}"
 reference=0
@@ -105,7 +106,7 @@ elif [ $# -gt 0 ]; then
 else
   tours="${tours:-py-legacy py-2026 ts-legacy $HTTP_TOURS $CLIENT_TOURS}"
   bin="$ROOT/target/release/everything"
-  if [ ! -x "$bin" ] || [ ! -x "$ROOT/target/release/tour" ]; then
+  if [ ! -x "$bin" ] || [ ! -x "$ROOT/target/release/tour" ] || [ ! -x "$ROOT/target/release/client" ]; then
     log "target/release/everything or tour missing: cargo build --release -p mcp-examples"
     (cd "$ROOT" && cargo build --release -p mcp-examples) || die "cargo build failed"
   fi
@@ -118,6 +119,9 @@ case " $tours " in *" py-"*|*" rs-py-"*) install_python ;; esac
 install_node
 case " $tours " in
   *" rs-"*) [ -x "$ROOT/target/release/tour" ] || die "target/release/tour missing: cargo build --release -p mcp-examples" ;;
+esac
+case " $tours " in
+  *" rs-ref-tasks "*) [ -x "$ROOT/target/release/client" ] || die "target/release/client missing: cargo build --release -p mcp-examples" ;;
 esac
 # Node resolves the SDK from the script's own folder: run the drivers from the install folder.
 cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
@@ -235,6 +239,8 @@ for tour in $tours; do
       -- "${reference_server[@]}" stdio ;;
     rs-py-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
       -- "${py_server[@]}" ;;
+    rs-ref-tasks) run_tour "$tour" bash "$HERE/rs_task.sh" "$ROOT/target/release/client" \
+      -- "${reference_server[@]}" stdio ;;
     rs-ref-http|rs-ref-sse|rs-py-http-2026)
       # PORT=0 and the preload: the reference server listens on loopback, on a free port it names.
       case "$tour" in
