@@ -175,6 +175,9 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
             return Outcome::Error(e);
         }
     }
+    if let Err(msg) = tool.check_arguments(&args) {
+        return invalid_arguments(name, &msg, version);
+    }
     // What a 2026-07-28 requestState is bound to (only needed in that era).
     let binding = if version.era() == Era::Modern {
         let b = json!([TOOLS_CALL, name, &args]);
@@ -198,8 +201,6 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     if ctx.is_cancelled() {
         return Outcome::Nothing;
     }
-    // Input validation failures are tool results from 2025-11-25 on (so the model can correct
-    // itself) and protocol errors before that.
     let validation_as_result = version >= ProtocolVersion::V2025_11_25;
     match outcome {
         Ok(result) => {
@@ -215,18 +216,7 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
                 None => Outcome::from_result(&result, version),
             }
         }
-        Err(ToolFailure::BadArguments(msg)) => {
-            if validation_as_result {
-                Outcome::from_result(
-                    &CallToolResult::error(format!("Invalid arguments: {msg}")),
-                    version,
-                )
-            } else {
-                Outcome::Error(ErrorObject::invalid_params(format!(
-                    "Invalid arguments for tool {name}: {msg}"
-                )))
-            }
-        }
+        Err(ToolFailure::BadArguments(msg)) => invalid_arguments(name, &msg, version),
         Err(ToolFailure::Handler(e)) => match e {
             Error::InvalidParams(msg) if !validation_as_result => {
                 Outcome::Error(ErrorObject::invalid_params(msg))
@@ -238,6 +228,25 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
             }
             other => handler_failure(shared, other, &binding, ctx, true),
         },
+    }
+}
+
+/// The answer to a `tools/call` whose arguments do not fit the tool (its input schema, or the
+/// handler's argument type). From 2025-11-25 on it is a tool error result (`isError: true`):
+/// the revision's tools page lists input validation errors among tool execution errors (SEP-1303),
+/// so that the model sees the message and corrects its call, keeping -32602 for protocol errors
+/// (unknown tool, malformed request). Before 2025-11-25 that page lists invalid arguments among
+/// the protocol errors, hence -32602 there.
+fn invalid_arguments(tool: &str, msg: &str, version: ProtocolVersion) -> Outcome {
+    if version >= ProtocolVersion::V2025_11_25 {
+        Outcome::from_result(
+            &CallToolResult::error(format!("Invalid arguments: {msg}")),
+            version,
+        )
+    } else {
+        Outcome::Error(ErrorObject::invalid_params(format!(
+            "Invalid arguments for tool {tool}: {msg}"
+        )))
     }
 }
 

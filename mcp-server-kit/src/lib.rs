@@ -69,6 +69,7 @@ mod shared;
 mod tasks;
 mod tool;
 pub mod uri_template;
+pub mod validate;
 
 pub use context::Context;
 pub use error::{BadAnswer, Error, StartError};

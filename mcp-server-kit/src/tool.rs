@@ -84,6 +84,8 @@ pub struct Tool {
     pub(crate) task_support: TaskSupport,
     /// The handler starts the task itself ([`Context::continue_as_task`]).
     pub(crate) task_by_handler: bool,
+    /// Arguments are checked against the input schema before the handler runs.
+    pub(crate) validate: bool,
 }
 
 impl std::fmt::Debug for Tool {
@@ -115,6 +117,7 @@ impl Tool {
             handler: Arc::new(f),
             task_support: TaskSupport::Never,
             task_by_handler: false,
+            validate: true,
         }
     }
 
@@ -191,6 +194,26 @@ impl Tool {
     /// How the tool runs as a task (see [`Tool::task_support`]).
     pub fn task_support_level(&self) -> TaskSupport {
         self.task_support
+    }
+
+    /// Whether the kit checks a call's arguments against the input schema before the handler
+    /// runs (default: yes, for typed and hand-written schemas alike). A mismatch never reaches
+    /// the handler: the caller gets an error naming each field that is wrong (`name: expected
+    /// string, got number`), as a tool error result from 2025-11-25 on and -32602 before (see
+    /// [`validate`](crate::validate) for the keywords checked). Turn it off for a tool whose
+    /// schema is only a hint to the model, or which checks its arguments itself.
+    pub fn validate_arguments(mut self, on: bool) -> Tool {
+        self.validate = on;
+        self
+    }
+
+    /// Checks `args` against the input schema, unless [`Tool::validate_arguments`] turned that
+    /// off.
+    pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
+        if !self.validate {
+            return Ok(());
+        }
+        crate::validate::validate_object(&self.def.input_schema, args).map_err(|e| e.to_string())
     }
 
     /// Sets `_meta` on the definition.

@@ -91,11 +91,19 @@ pub(crate) fn on_call(
     if rc.protocol_version.era() != Era::Modern {
         return Route::Call(p);
     }
+    // Arguments that do not fit the schema get their error at once (from `call_tool`), not a
+    // task that can only fail.
     let (support, by_handler) = shared
         .registry()
         .tools
         .iter()
         .find(|t| t.def.name == p.name)
+        .filter(|t| {
+            matches!(t.task_support, TaskSupport::Never) || {
+                let args = Value::Object(p.arguments.clone().unwrap_or_default());
+                t.check_arguments(&args).is_ok()
+            }
+        })
         .map_or((TaskSupport::Never, false), |t| {
             (t.task_support, t.task_by_handler)
         });
