@@ -50,11 +50,11 @@ fn lists_and_calls_over_stdio() {
         "--legacy",
         "call",
         "json_schema_2020_12_tool",
-        r#"{"name":"x"}"#,
+        r#"{"email":"e","name":"x"}"#,
     ]);
     assert_eq!(
         r["content"][0]["text"],
-        r#"JSON Schema 2020-12 tool called with: {"name":"x"}"#
+        r#"JSON Schema 2020-12 tool called with: {"email":"e","name":"x"}"#
     );
     let r = ok(&["resources"]);
     assert_eq!(r.as_array().unwrap().len(), 3);

@@ -149,10 +149,13 @@ fn every_tool_in_both_eras() {
         assert_eq!(only_text(&r), "Tool with logging executed successfully");
         let r = call("test_tool_with_progress", json!({}));
         assert_eq!(only_text(&r), "Progress test completed");
-        let r = call("json_schema_2020_12_tool", json!({"name": "n"}));
+        let r = call(
+            "json_schema_2020_12_tool",
+            json!({"name": "n", "email": "e"}),
+        );
         assert_eq!(
             only_text(&r),
-            r#"JSON Schema 2020-12 tool called with: {"name":"n"}"#
+            r#"JSON Schema 2020-12 tool called with: {"email":"e","name":"n"}"#
         );
 
         // The server asks the client: legacy as JSON-RPC requests, modern as input_required.

@@ -306,12 +306,29 @@ fn content_tools_return_the_specified_content() {
     );
     let r = c.call_tool(
         "json_schema_2020_12_tool",
-        json!({"name": "x", "address": {"city": "y"}}),
+        json!({"name": "x", "email": "e", "address": {"city": "y"}}),
     );
     assert_eq!(
         only_text(&r),
-        r#"JSON Schema 2020-12 tool called with: {"address":{"city":"y"},"name":"x"}"#
+        r#"JSON Schema 2020-12 tool called with: {"address":{"city":"y"},"email":"e","name":"x"}"#
     );
+}
+
+#[test]
+fn arguments_that_break_the_published_schema_never_reach_the_handler() {
+    // The hand-written schema says `name` is a string and no other property is allowed: the
+    // kit refuses the call with a tool error naming each field (2025-11-25: a result, so the
+    // model can correct itself).
+    let mut c = Client::legacy_full();
+    let r = c.call_tool(
+        "json_schema_2020_12_tool",
+        json!({"name": 5, "bogus": true}),
+    );
+    assert_eq!(r["isError"], true, "{r}");
+    let text = only_text(&r);
+    assert!(text.contains("name: expected string, got number"), "{text}");
+    assert!(text.contains("bogus: property not allowed"), "{text}");
+    assert!(!text.contains("called with"), "{text}");
 }
 
 #[test]

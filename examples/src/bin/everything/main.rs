@@ -236,7 +236,8 @@ fn client_call_tools() -> Vec<Tool> {
             Ok::<_, Error>(format!("JSON Schema 2020-12 tool called with: {a}"))
         })
         .description("Tool with JSON Schema 2020-12 features")
-        // Kept as written, keywords the kit does not know included: clients get it unchanged.
+        // Kept as written, keywords the kit does not know included: clients get it unchanged,
+        // and the kit checks each call's arguments against it before the handler runs.
         .input_schema(json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
