@@ -17,7 +17,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded, select};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded, select};
 use mcp_core::jsonrpc::Message;
 
 use crate::connection::Connection;
@@ -25,6 +25,7 @@ use crate::error::Error;
 use crate::framing::{
     DEFAULT_MAX_LINE_LEN, FrameError, LineRead, MessageReader, MessageWriter, read_bounded_line,
 };
+use crate::queue::{DEFAULT_MAX_QUEUED_BYTES, Feeder, byte_bounded, message_size};
 
 /// The longest stderr line forwarded to the log; longer ones are summarised, not buffered.
 const STDERR_LINE_LIMIT: usize = 64 * 1024;
@@ -39,6 +40,7 @@ pub struct ChildBuilder {
     program: String,
     max_line_len: usize,
     capacity: usize,
+    max_queued_bytes: usize,
     allow_batches: bool,
     close_grace: Duration,
     term_grace: Duration,
@@ -53,6 +55,7 @@ impl ChildBuilder {
             command: Command::new(program_ref),
             max_line_len: DEFAULT_MAX_LINE_LEN,
             capacity: 64,
+            max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
             allow_batches: true,
             close_grace: Duration::from_secs(2),
             term_grace: Duration::from_secs(2),
@@ -127,6 +130,17 @@ impl ChildBuilder {
         self
     }
 
+    /// The most bytes of the child's messages held for the reader of the
+    /// [`Connection`] (default [`DEFAULT_MAX_QUEUED_BYTES`], 16 MiB). When the reader falls
+    /// behind and the queue holds this much, the reading thread stops reading the child's
+    /// stdout until the reader catches up, so the child blocks on its writes: a child that
+    /// floods large messages costs this much memory, not the channel capacity times the line
+    /// limit (64 x 4 MiB). A single message larger than this still passes, alone.
+    pub fn max_queued_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_bytes = bytes.max(1);
+        self
+    }
+
     /// Whether a JSON array from the child is split into messages (default true; only
     /// 2025-03-26 servers may send them).
     pub fn allow_batches(mut self, allow: bool) -> Self {
@@ -173,9 +187,21 @@ impl ChildBuilder {
         };
 
         let (out_tx, out_rx) = bounded::<Message>(self.capacity);
-        let (in_tx, in_rx) = bounded(self.capacity);
         let (close_stdin_tx, close_stdin_rx) = bounded::<()>(1);
         let (stop_reading_tx, stop_reading_rx) = bounded::<()>(1);
+        let (in_tx, in_rx, forwarder) = match byte_bounded(
+            self.capacity,
+            self.max_queued_bytes,
+            stop_reading_rx.clone(),
+            "mcp-child-queue",
+        ) {
+            Ok(q) => q,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Io(e));
+            }
+        };
         let (io_done_tx, io_done_rx) = bounded::<()>(1);
 
         let mut handle = ChildHandle {
@@ -185,7 +211,7 @@ impl ChildBuilder {
             close_stdin: Some(close_stdin_tx),
             stop_reading: Some(stop_reading_tx),
             io_done: io_done_rx,
-            threads: Vec::new(),
+            threads: vec![forwarder],
             close_grace: self.close_grace,
             term_grace: self.term_grace,
             finished: false,
@@ -271,22 +297,22 @@ fn write_stdin(stdin: ChildStdin, queue: &Receiver<Message>, close: &Receiver<()
 
 fn read_stdout(
     reader: MessageReader<BufReader<ChildStdout>>,
-    to: &Sender<Result<Message, FrameError>>,
+    to: &Feeder<Result<Message, FrameError>>,
     stop: &Receiver<()>,
 ) {
+    /// What an error item is counted as (it holds a short description).
+    const ERROR_SIZE: usize = 256;
     for item in reader {
-        if let Err(e) = &item {
-            log::warn!(target: "mcp_stdio::child", "child stdout: {e}");
-        }
-        // Room in the channel: forward, even while stopping (select would pick at random).
-        let item = match to.try_send(item) {
-            Ok(()) => continue,
-            Err(TrySendError::Disconnected(_)) => return,
-            Err(TrySendError::Full(item)) => item,
+        let size = match &item {
+            Ok(m) => message_size(m),
+            Err(e) => {
+                log::warn!(target: "mcp_stdio::child", "child stdout: {e}");
+                ERROR_SIZE
+            }
         };
-        select! {
-            send(to, item) -> r => if r.is_err() { return },
-            recv(stop) -> _ => return,
+        // Waits for room (in bytes and in messages): meanwhile stdout is not read.
+        if !to.send(item, size, stop) {
+            return;
         }
     }
 }
