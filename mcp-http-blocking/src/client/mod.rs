@@ -43,6 +43,7 @@ mod exchange;
 mod headers;
 mod old_sse;
 mod params;
+mod queue;
 mod renew;
 mod sse;
 
@@ -93,6 +94,9 @@ pub struct HttpClientConfig {
     pub(crate) max_in_flight: usize,
     /// Capacity of the receiving channel (default 256 messages).
     pub(crate) channel_capacity: usize,
+    /// Most bytes of the server's messages waiting for the client to read them (default
+    /// 16 MiB).
+    pub(crate) max_queued_bytes: usize,
     /// Open the legacy GET stream after `initialize` (default true).
     pub(crate) get_stream: bool,
     /// When the server answers 404 to a request of a legacy session (it forgot the session),
@@ -172,6 +176,12 @@ impl HttpClientConfig {
     /// Capacity of the receiving channel (default 256 messages).
     pub fn channel_capacity(&self) -> usize {
         self.channel_capacity
+    }
+
+    /// Most bytes of the server's messages waiting for the client to read them (default
+    /// 16 MiB). See [`HttpClientConfigBuilder::max_queued_bytes`].
+    pub fn max_queued_bytes(&self) -> usize {
+        self.max_queued_bytes
     }
 
     /// Open the legacy GET stream after `initialize` (default true).
@@ -280,6 +290,19 @@ impl HttpClientConfigBuilder {
         self
     }
 
+    /// Most bytes of the server's messages waiting for the client to read them (default
+    /// 16 MiB, one message of the largest size [`max_message`](Self::max_message) allows).
+    /// When the client falls behind (say its replies wait for a server that never
+    /// acknowledges them) and the queue holds this much, the threads reading the server's
+    /// streams stop reading until it catches up, so the server's writes block: a server that
+    /// floods large messages costs this much memory (plus at most one message being read per
+    /// open stream), not the channel capacity times the message limit. A single message
+    /// larger than this still passes, alone.
+    pub fn max_queued_bytes(mut self, v: usize) -> Self {
+        self.config.max_queued_bytes = v.max(1);
+        self
+    }
+
     /// Open the legacy GET stream after `initialize` (default true).
     pub fn get_stream(mut self, v: bool) -> Self {
         self.config.get_stream = v;
@@ -335,6 +358,7 @@ impl Default for HttpClientConfig {
             max_retry: Duration::from_secs(30),
             max_in_flight: 64,
             channel_capacity: 256,
+            max_queued_bytes: queue::DEFAULT_MAX_QUEUED_BYTES,
             get_stream: true,
             renew_session: true,
             headers: Vec::new(),
@@ -389,8 +413,14 @@ impl HttpClient {
             .max_redirects(0)
             .build();
         let (out, out_rx) = bounded::<Message>(cfg.channel_capacity.max(1));
-        let (events, events_rx) = bounded(cfg.channel_capacity.max(1));
         let (stop, stop_rx) = bounded::<()>(0);
+        let (events, events_rx, forwarder) = queue::byte_bounded(
+            cfg.channel_capacity,
+            cfg.max_queued_bytes,
+            stop_rx.clone(),
+            "mcp-http-queue",
+        )
+        .map_err(Error::Io)?;
         let (slots, slots_rx) = bounded(cfg.max_in_flight.max(1));
         let shared = Arc::new(Shared {
             url: url.to_owned(),
@@ -419,7 +449,7 @@ impl HttpClient {
             shared,
             out,
             stop: Some(stop),
-            threads: vec![writer, lane],
+            threads: vec![writer, lane, forwarder],
         })
     }
 
@@ -551,7 +581,8 @@ pub(crate) struct Shared {
     url: String,
     cfg: HttpClientConfig,
     agent_cfg: ureq::config::Config,
-    events: Sender<Incoming>,
+    /// The receiving queue, bounded in messages and bytes.
+    events: queue::Feeder<Incoming>,
     events_rx: Receiver<Incoming>,
     /// Disconnected when the client closes.
     stop_rx: Receiver<()>,
@@ -632,16 +663,20 @@ impl Shared {
         Some(modern)
     }
 
-    /// Hands an event to the client; false when the client is closing.
+    /// Hands an event to the client, waiting while its queue is full (in messages or bytes);
+    /// false when the client is closing or has not read for the response timeout.
     fn forward(&self, ev: Incoming) -> bool {
-        select! {
-            send(self.events, ev) -> r => r.is_ok(),
-            recv(self.stop_rx) -> _ => false,
-            default(self.cfg.response_timeout) => {
-                log::warn!("the MCP client stopped reading; dropping a message from {}", self.url);
-                false
-            }
+        let size = queue::incoming_size(&ev);
+        let sent = self
+            .events
+            .send(ev, size, &self.stop_rx, self.cfg.response_timeout);
+        if !sent && !self.state().closed {
+            log::warn!(
+                "the MCP client stopped reading; dropping a message from {}",
+                self.url
+            );
         }
+        sent
     }
 
     /// The sending thread: one-way messages are POSTed here, in order; requests go on to the

@@ -1,0 +1,196 @@
+//! The receiving queue of the HTTP client, bounded in bytes as well as in messages.
+//!
+//! A channel bounded by count alone let a server fill memory with few, large messages (256
+//! messages of up to 16 MiB each) whenever the client's reader fell behind, for example while
+//! its replies wait for a server that never acknowledges them. Here a thread that read a
+//! message from a response must first reserve room for its size: while the queued messages
+//! already hold the byte budget it waits, so it stops reading its stream and the server's
+//! writes block in turn (back-pressure through TCP), and the memory held stays within the
+//! budget (or one message, when a single one is larger). A forwarding thread hands the
+//! messages on through a rendezvous channel and frees their room only once the user took
+//! them: the user still sees an ordinary [`Receiver`].
+//!
+//! (`mcp-stdio`'s child transport has the same small queue; the two crates share no code but
+//! `mcp-core`.)
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded, select};
+use mcp_core::jsonrpc::Message;
+use mcp_core::transport::Incoming;
+
+/// The default budget of the receiving queue: 16 MiB, one of the largest messages the client
+/// accepts by default, far below what a host can spare per server.
+pub(crate) const DEFAULT_MAX_QUEUED_BYTES: usize = 16 << 20;
+
+#[derive(Default)]
+struct Room {
+    /// Bytes of the messages queued or being handed over.
+    used: usize,
+    /// The forwarder stopped: nothing more will be taken.
+    closed: bool,
+}
+
+struct Budget {
+    room: Mutex<Room>,
+    freed: Condvar,
+    max: usize,
+}
+
+impl Budget {
+    fn lock(&self) -> MutexGuard<'_, Room> {
+        self.room.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn release(&self, bytes: usize) {
+        let mut r = self.lock();
+        r.used = r.used.saturating_sub(bytes);
+        drop(r);
+        self.freed.notify_all();
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.freed.notify_all();
+    }
+}
+
+/// The producing end: [`Feeder::send`] waits for room in bytes and in messages.
+pub(crate) struct Feeder<T> {
+    tx: Sender<(T, usize)>,
+    budget: Arc<Budget>,
+}
+
+impl<T> Feeder<T> {
+    /// Queues `item`, which holds about `size` bytes: waits while the queue is full (in bytes
+    /// or in messages), at most `give_up`. A message is let in whenever the queue is empty,
+    /// however large, so one over the budget still passes. False (the item dropped) when the
+    /// reading side has gone, `stop` disconnected or `give_up` passed.
+    pub(crate) fn send(
+        &self,
+        item: T,
+        size: usize,
+        stop: &Receiver<()>,
+        give_up: Duration,
+    ) -> bool {
+        let deadline = Instant::now() + give_up;
+        {
+            let mut r = self.budget.lock();
+            loop {
+                if r.closed {
+                    return false;
+                }
+                if r.used == 0 || r.used.saturating_add(size) <= self.budget.max {
+                    r.used = r.used.saturating_add(size);
+                    break;
+                }
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return false;
+                }
+                r = match self.budget.freed.wait_timeout(r, left) {
+                    Ok((g, _)) => g,
+                    Err(p) => p.into_inner().0,
+                };
+            }
+        }
+        let sent = select! {
+            send(self.tx, (item, size)) -> r => r.is_ok(),
+            recv(stop) -> _ => false,
+            default(deadline.saturating_duration_since(Instant::now())) => false,
+        };
+        if !sent {
+            self.budget.release(size);
+        }
+        sent
+    }
+}
+
+/// The queue: the feeder for the reading thread, the receiver for the user, and the
+/// forwarding thread between them (it ends when `stop` disconnects, when the user drops the
+/// receiver, or once every feeder is gone and the queue is empty).
+pub(crate) fn byte_bounded<T: Send + 'static>(
+    capacity: usize,
+    max_bytes: usize,
+    stop: Receiver<()>,
+    name: &str,
+) -> std::io::Result<(Feeder<T>, Receiver<T>, JoinHandle<()>)> {
+    let (tx, rx) = bounded::<(T, usize)>(capacity.max(1));
+    let (out, user) = bounded::<T>(0);
+    let budget = Arc::new(Budget {
+        room: Mutex::new(Room::default()),
+        freed: Condvar::new(),
+        max: max_bytes.max(1),
+    });
+    let b = Arc::clone(&budget);
+    let forwarder = thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            forward(&rx, &out, &b, &stop);
+            b.close();
+        })?;
+    Ok((Feeder { tx, budget }, user, forwarder))
+}
+
+fn forward<T>(rx: &Receiver<(T, usize)>, out: &Sender<T>, budget: &Budget, stop: &Receiver<()>) {
+    loop {
+        let (item, size) = select! {
+            recv(rx) -> m => match m {
+                Ok(m) => m,
+                Err(_) => return,
+            },
+            recv(stop) -> _ => return,
+        };
+        let handed = select! {
+            send(out, item) -> r => r.is_ok(),
+            recv(stop) -> _ => false,
+        };
+        budget.release(size);
+        if !handed {
+            return;
+        }
+    }
+}
+
+/// The bytes an event holds, about (a failure holds a short description).
+pub(crate) fn incoming_size(ev: &Incoming) -> usize {
+    const FAILURE: usize = 256;
+    match ev {
+        Incoming::Message(m) => message_size(m),
+        _ => FAILURE,
+    }
+}
+
+/// The bytes a message holds, about: its raw `params` or `result` text and its method, plus a
+/// little for the envelope. Computed from what the message already holds, without encoding it.
+pub(crate) fn message_size(m: &Message) -> usize {
+    const ENVELOPE: usize = 64;
+    ENVELOPE
+        + match m {
+            Message::Request(r) => r.method.len() + r.params.as_ref().map_or(0, |p| p.get().len()),
+            Message::Notification(n) => {
+                n.method.len() + n.params.as_ref().map_or(0, |p| p.get().len())
+            }
+            Message::Response(r) => r.result.get().len(),
+            Message::Error(e) => e.error.message.len() + e.error.data.as_ref().map_or(0, json_size),
+        }
+}
+
+/// The length of a JSON value's text, counted without keeping the text.
+fn json_size(v: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
