@@ -223,16 +223,35 @@ pub(crate) fn call_tracked(
             conn.cancel_call(&id, c.reason().as_deref(), Error::Cancelled);
         }
     }
+    // The reader thread expires the request at its deadline, but it may be held up (a server
+    // that stopped reading while it queues an answer of ours): the caller keeps the deadline
+    // itself, re-reading it when it passes (progress may have moved it).
     let backstop = started + timeout.max_total + DEADLINE_SLACK;
-    let result = match rx.recv_deadline(backstop) {
-        Ok(r) => r,
-        Err(RecvTimeoutError::Timeout) => {
-            conn.cancel_call(&id, Some("timed out"), Error::Cancelled);
-            Err(Error::Timeout {
-                method: method.to_owned(),
-            })
+    let result = loop {
+        let due = conn
+            .state()
+            .engine
+            .deadline_of(&id)
+            .map_or(backstop, |d| d.min(backstop));
+        match rx.recv_deadline(due) {
+            Ok(r) => break r,
+            Err(RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                let due = conn.state().engine.deadline_of(&id);
+                match due {
+                    // Progress moved the deadline.
+                    Some(d) if d > now && now < backstop => continue,
+                    // The reader took it out (answered or expired): its word is on the way.
+                    None if now < backstop => continue,
+                    _ => {}
+                }
+                conn.cancel_call(&id, Some("timed out"), Error::Cancelled);
+                break Err(Error::Timeout {
+                    method: method.to_owned(),
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => break Err(conn.closed_error()),
         }
-        Err(RecvTimeoutError::Disconnected) => Err(conn.closed_error()),
     };
     if let Some(c) = cancel {
         c.detach();

@@ -32,10 +32,9 @@ use serde_json::{Value, json};
 const PEAK_BOUND_MIB: u64 = 64;
 /// The call's own timeout.
 const CALL_TIMEOUT: Duration = Duration::from_secs(3);
-/// How much past its timeout a call may end: the client's backstop (a caller gives its reader
-/// thread 2 s past the deadline, and here that thread is held up, waiting to queue an answer
-/// to a ping) plus 500 ms.
-const SLACK: Duration = Duration::from_millis(2_500);
+/// How much past its timeout a call may end (the caller keeps its deadline itself, even while
+/// the client's reader thread is held up, waiting to queue an answer to a ping).
+const SLACK: Duration = Duration::from_millis(500);
 /// Pings the HTTP server sends first: more than the client's outgoing queue holds (256), fewer
 /// than its receiving queue holds (256 messages), so that with a queue bounded by count only
 /// the whole flood fits in after them.

@@ -684,6 +684,13 @@ impl ClientEngine {
         self.outgoing.next_deadline()
     }
 
+    /// When one request of ours times out now (progress may have moved it), `None` once it
+    /// was answered, cancelled or expired. A caller that waits on the answer can keep its own
+    /// deadline with this, whatever holds up the thread that runs [`ClientEngine::poll`].
+    pub fn deadline_of(&self, id: &RequestId) -> Option<Instant> {
+        self.outgoing.deadline_of(id)
+    }
+
     /// A `notifications/roots/list_changed`, or `None` outside a legacy session or when we did
     /// not declare `roots.listChanged`.
     pub fn roots_list_changed(&self) -> Option<Message> {

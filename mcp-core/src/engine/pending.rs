@@ -186,6 +186,11 @@ impl OutgoingTable {
         self.entries.values().map(|e| e.deadline).min()
     }
 
+    /// The deadline of one request now (progress may have moved it); `None` once it is gone.
+    pub fn deadline_of(&self, id: &RequestId) -> Option<Instant> {
+        self.entries.get(id).map(|e| e.deadline)
+    }
+
     /// Removes and returns every request whose deadline is at or before `now`, oldest first.
     pub fn expire(&mut self, now: Instant) -> Vec<(RequestId, Outgoing)> {
         let mut due: Vec<RequestId> = self
