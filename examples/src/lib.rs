@@ -16,6 +16,10 @@
 //! another. `--page-size N` sets how many items a list page holds (default 100), so a few
 //! dozen tools already make several pages (the multi-instance recipe wants pages that land
 //! on different instances).
+//!
+//! `--no-rate-limits` turns off the kit's per-client rate limits over HTTP (on by default:
+//! 50 tool calls a second per client): the benchmarks and the soak send far more than any
+//! interactive client from one address, and measure the server, not its limiter.
 
 use mcp_server_kit::{Server, ServerBuilder};
 
@@ -27,7 +31,7 @@ mod signal;
 
 /// The usage line the examples print for `--help`.
 pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]] \
-[--state-secret-file PATH] [--instance-tag TAG] [--redis-url URL] [--page-size N]   \
+[--state-secret-file PATH] [--instance-tag TAG] [--redis-url URL] [--page-size N] [--no-rate-limits]   \
 (ADDR such as 127.0.0.1:8080; serves /mcp)";
 
 /// The Redis channel the examples' instances publish on and listen to (`--redis-url`).
@@ -42,6 +46,7 @@ struct Options {
     instance_tag: Option<String>,
     redis_url: Option<String>,
     page_size: Option<String>,
+    no_rate_limits: bool,
 }
 
 impl Options {
@@ -53,6 +58,10 @@ impl Options {
             let slot = match flag.as_str() {
                 "--stdio" if !stdio => {
                     stdio = true;
+                    continue;
+                }
+                "--no-rate-limits" if !o.no_rate_limits => {
+                    o.no_rate_limits = true;
                     continue;
                 }
                 "--http" => &mut o.http,
@@ -80,7 +89,8 @@ impl Options {
 /// `build`: with `--state-secret-file PATH`, the secret its instances share
 /// ([`ServerBuilder::state_secret`](mcp_server_kit::ServerBuilder)); with `--redis-url URL`
 /// (feature `redis`), a [`RedisBroadcast`](mcp_server_kit::broadcast) on [`REDIS_CHANNEL`];
-/// with `--page-size N`, the size of list pages.
+/// with `--page-size N`, the size of list pages; with `--no-rate-limits`,
+/// no rate limits over HTTP ([`ServerBuilder::rate_limits`]).
 ///
 /// # Errors
 /// Unknown arguments, a secret file that cannot be read or holds fewer than 32 bytes, a page
@@ -101,6 +111,11 @@ pub fn configure(
     if let Some(url) = &opts.redis_url {
         builder = with_redis(builder, url)?;
     }
+    let builder = if opts.no_rate_limits {
+        builder.rate_limits(mcp_server_kit::RateLimits::off())
+    } else {
+        builder
+    };
     match opts.secret_file {
         None => Ok(builder),
         #[cfg(feature = "full")]

@@ -23,8 +23,18 @@ impl ServerProc {
     /// # Errors
     /// When it cannot start or prints no address in time.
     pub fn start(path: &Path, wait: Duration) -> Result<ServerProc, String> {
+        ServerProc::start_with(path, &[], wait)
+    }
+
+    /// [`ServerProc::start`] with more arguments after `--http 127.0.0.1:0` (our servers take
+    /// `--no-rate-limits`, so that a benchmark measures the server and not its limiter).
+    ///
+    /// # Errors
+    /// As [`ServerProc::start`].
+    pub fn start_with(path: &Path, extra: &[&str], wait: Duration) -> Result<ServerProc, String> {
         let mut child = Command::new(path)
             .args(["--http", "127.0.0.1:0"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -40,6 +40,12 @@ pub mod codes {
     pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
     /// 2025-11-25 only: URL-mode elicitation is required before the request can go on.
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// This project's code for a request refused by a rate limit (the server kit's token
+    /// buckets), with `data.retryAfterMs`. It lies in -32000..-32019, the range the 2026-07-28
+    /// revision leaves to implementations (the rest of the server-error range is MCP's own);
+    /// -32000 and -32001 are avoided because other SDKs use them for closed connections and
+    /// timeouts. Over HTTP a lone answer with this code goes out as `429` with `Retry-After`.
+    pub const RATE_LIMITED: i64 = -32005;
 }
 
 /// A request id: a string or an integer. `null` is not a valid request id.

@@ -11,6 +11,7 @@
 //! transport with a single pipe (stdio) ignores it.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::jsonrpc::{Message, RequestId};
@@ -109,6 +110,10 @@ pub struct SessionInfo {
     /// `x-mcp-header` is mirrored in one, so that intermediaries can route on it without
     /// reading the body; the service checks that the two agree, since only it knows the tools.
     pub param_headers: Option<Vec<(String, String)>>,
+    /// The network peer, when the transport knows it (HTTP): what a service keys its per-client
+    /// rate limits on where there is no session to key them on (2026-07-28 exchanges without
+    /// authorization). `None` on pipes.
+    pub peer: Option<SocketAddr>,
 }
 
 impl SessionInfo {
@@ -120,7 +125,14 @@ impl SessionInfo {
             auth: None,
             handle_may_block: false,
             param_headers: None,
+            peer: None,
         }
+    }
+
+    /// Sets the network peer (see [`SessionInfo::peer`]).
+    pub fn with_peer(mut self, peer: SocketAddr) -> Self {
+        self.peer = Some(peer);
+        self
     }
 
     /// Sets the `Mcp-Param-*` headers (see [`SessionInfo::param_headers`]).

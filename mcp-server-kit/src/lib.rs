@@ -59,6 +59,7 @@ mod dispatch;
 mod error;
 mod param_headers;
 mod prompt;
+mod rate;
 mod request_state;
 mod resource;
 pub mod schema;
@@ -74,6 +75,7 @@ pub mod validate;
 pub use context::Context;
 pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
+pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};
 pub use resource::{Resource, ResourceTemplate, with_mime};
 #[cfg(feature = "request-state")]
 pub use secret::StateSecret;

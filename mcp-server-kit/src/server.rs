@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use crate::broadcast::{Broadcast, Event, LISTENER_CAPACITY};
 use crate::error::{Error, StartError};
 use crate::prompt::Prompt;
+use crate::rate::{Limiter, RateLimited, RateLimits};
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
@@ -85,6 +86,8 @@ pub struct ServerBuilder {
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
     broadcast: Option<Arc<dyn Broadcast>>,
+    rate_limits: RateLimits,
+    stdio_rate_limits: RateLimits,
 }
 
 impl ServerBuilder {
@@ -283,6 +286,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Rate limits per client over HTTP (Streamable HTTP and the HTTP+SSE transport): tool
+    /// calls, completions, log messages and progress notifications (default
+    /// [`RateLimits::default`]: 50 calls a second with bursts of 100, far above interactive
+    /// use). A client is a legacy session, or in the 2026-07-28 era the authorized client or
+    /// the peer's IP address. A refused request gets a -32005 error with
+    /// `data.retryAfterMs` (`429` with `Retry-After` when it is answered alone as JSON);
+    /// notifications beyond the limit are dropped and counted ([`Server::rate_limited`]).
+    pub fn rate_limits(mut self, limits: RateLimits) -> Self {
+        self.rate_limits = limits;
+        self
+    }
+
+    /// Rate limits over stdio and in-process connections (default [`RateLimits::off`]). There
+    /// the one client is the process that started the server and owns it: it can stop it at
+    /// any time, and a limit would only throttle a host or a benchmark that pipelines
+    /// requests on purpose. Tools' own limits ([`Tool::rate_limit`]) still apply.
+    pub fn stdio_rate_limits(mut self, limits: RateLimits) -> Self {
+        self.stdio_rate_limits = limits;
+        self
+    }
+
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors
@@ -339,6 +363,7 @@ impl ServerBuilder {
                     self.task_ttl,
                     self.task_poll_interval,
                 ),
+                Limiter::new(self.rate_limits, self.stdio_rate_limits),
             )),
             sessions: Arc::default(),
             broadcast: self.broadcast,
@@ -449,6 +474,8 @@ impl Server {
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_millis(500),
             broadcast: None,
+            rate_limits: RateLimits::default(),
+            stdio_rate_limits: RateLimits::off(),
         }
     }
 
@@ -480,6 +507,11 @@ impl Server {
 
     /// Adds a tool (replacing one of the same name) and tells clients the list changed.
     pub fn add_tool(&self, tool: Tool) {
+        if tool.rate_limit != crate::tool::ToolLimit::Server {
+            self.shared
+                .tool_limits
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         self.change(ChangedList::Tools, |r| {
             r.tools.retain(|t| t.def.name != tool.def.name);
             r.tools.push(Arc::new(tool));
@@ -585,6 +617,12 @@ impl Server {
 
     fn live_sessions(&self) -> Vec<Arc<KitSession>> {
         self.sessions().live()
+    }
+
+    /// How many requests the rate limits refused, and how many notifications they dropped,
+    /// since the server was built.
+    pub fn rate_limited(&self) -> RateLimited {
+        self.shared.limiter.counts()
     }
 
     /// How many sessions are open.

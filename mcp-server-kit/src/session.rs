@@ -26,8 +26,10 @@ use crate::context::{Call, Cancel, Context, Inputs, Link};
 use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
 use crate::error::{BadAnswer, Error};
+use crate::rate::{self, Buckets, ClientKey, Kind as Limited};
 use crate::shared::Shared;
 use crate::tasks::runner as tasks;
+use crate::tool::ToolLimit;
 
 type Waiter = SyncSender<Result<Value, Error>>;
 
@@ -61,6 +63,9 @@ pub(crate) struct KitSession {
     info: SessionInfo,
     me: Weak<KitSession>,
     state: Mutex<State>,
+    /// This session's rate-limit buckets (see `rate`; unused by 2026-07-28 HTTP exchanges,
+    /// whose buckets are the server's, per client).
+    buckets: Mutex<Buckets>,
 }
 
 impl KitSession {
@@ -86,6 +91,7 @@ impl KitSession {
                 initialized: false,
                 closed: false,
             }),
+            buckets: Mutex::default(),
         })
     }
 
@@ -109,6 +115,97 @@ impl KitSession {
         if let Some(out) = self.outbound() {
             out.unanswered(id);
         }
+    }
+
+    /// HTTP (either transport) rather than a pipe: the limits of the network apply.
+    fn networked(&self) -> bool {
+        matches!(
+            self.info.transport,
+            TransportKind::StreamableHttp | TransportKind::LegacySse
+        )
+    }
+
+    /// Takes a rate-limit token for `kind` (a tool call names its tool), or says how long until
+    /// one is free. A 2026-07-28 HTTP exchange counts against its client's buckets in the
+    /// server's table; any other session against its own.
+    fn take(
+        &self,
+        kind: Limited,
+        tool: Option<&str>,
+        limit: rate::RateLimit,
+        version: ProtocolVersion,
+    ) -> Result<(), Duration> {
+        let now = Instant::now();
+        if self.info.transport == TransportKind::StreamableHttp && version.era() == Era::Modern {
+            let key = ClientKey::of(self.info.auth.as_ref(), self.info.peer.map(|p| p.ip()));
+            self.shared.limiter.take_shared(key, kind, tool, limit, now)
+        } else {
+            rate::take_local(&self.buckets, kind, tool, limit, now)
+        }
+    }
+
+    /// Whether a `tools/call` of `name` may run now: the tool's own limit if it has one, else
+    /// the server's. With neither (stdio by default) it costs one atomic load.
+    fn admit_call(&self, name: &str, version: ProtocolVersion) -> Result<(), Duration> {
+        let server = self.shared.limiter.limits(self.networked()).tool_calls();
+        if server.is_none()
+            && !self
+                .shared
+                .tool_limits
+                .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Ok(());
+        }
+        let own = self
+            .shared
+            .registry()
+            .tools
+            .iter()
+            .find(|t| t.def.name == name)
+            .map_or(ToolLimit::Server, |t| t.rate_limit);
+        match own {
+            ToolLimit::Unlimited => Ok(()),
+            ToolLimit::Own(l) => self.take(Limited::ToolCall, Some(name), l, version),
+            ToolLimit::Server => match server {
+                Some(l) => self.take(Limited::ToolCall, None, l, version),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Whether a request of `kind` (a completion) may run now.
+    fn admit(&self, kind: Limited, version: ProtocolVersion) -> Result<(), Duration> {
+        let limits = self.shared.limiter.limits(self.networked());
+        let limit = match kind {
+            Limited::Completion => limits.completions(),
+            Limited::Log => limits.log_messages(),
+            Limited::Progress => limits.progress(),
+            Limited::ToolCall => limits.tool_calls(),
+        };
+        match limit {
+            Some(l) => self.take(kind, None, l, version),
+            None => Ok(()),
+        }
+    }
+
+    /// Answers a request the rate limit refused, and counts it.
+    fn refuse(&self, rc: &RequestContext, method: &str, kind: Limited, wait: Duration) {
+        self.shared.limiter.count(kind);
+        let e = rate::refused(method, wait);
+        self.finish(&rc.id, method, rc.protocol_version, Outcome::Error(e));
+    }
+
+    /// Whether a notification of `kind` may go out now; one that may not is dropped and
+    /// counted here (never queued: a flood must not grow memory).
+    fn notice_allowed(&self, kind: Limited, version: ProtocolVersion) -> bool {
+        if self.shared.limiter.off(self.networked()) {
+            return true;
+        }
+        let ok = self.admit(kind, version).is_ok();
+        if !ok {
+            self.shared.limiter.count(kind);
+        }
+        ok
     }
 
     /// Types the request once (params straight from their raw text) and answers it from the
@@ -138,6 +235,9 @@ impl KitSession {
             }
             ClientRequest::SubscriptionsListen(p) => self.listen(&rc, &p.notifications),
             ClientRequest::CallTool(p) => {
+                if let Err(wait) = self.admit_call(&p.name, version) {
+                    return self.refuse(&rc, method, Limited::ToolCall, wait);
+                }
                 let auth = self.info.auth.as_ref();
                 let headers = self.info.param_headers.as_ref();
                 match tasks::on_call(&self.shared, &rc, auth, headers, p) {
@@ -168,6 +268,9 @@ impl KitSession {
                 self.spawn_handler(rc, method, move |s, ctx| dispatch::read_resource(s, p, ctx))
             }
             ClientRequest::Complete(p) => {
+                if let Err(wait) = self.admit(Limited::Completion, version) {
+                    return self.refuse(&rc, method, Limited::Completion, wait);
+                }
                 self.spawn_handler(rc, method, move |s, ctx| dispatch::complete(s, p, ctx))
             }
             // The engine answers the lifecycle itself (these never reach here); `tasks/result`
@@ -486,11 +589,19 @@ impl Link for KitSession {
             .state()
             .engine
             .progress(&call.id, progress, total, message);
+        // Only what would go out takes a token (not a notification the engine left out).
+        if m.is_some() && !self.notice_allowed(Limited::Progress, call.version) {
+            return;
+        }
         self.send(m, Some(&call.id));
     }
 
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value) {
         let m = self.state().engine.log(level, logger, data, Some(&call.id));
+        // Only what passes the client's log level takes a token.
+        if m.is_some() && !self.notice_allowed(Limited::Log, call.version) {
+            return;
+        }
         self.send(m, Some(&call.id));
     }
 

@@ -2,6 +2,7 @@
 //! executor that runs handlers, the cursor codec and the request-state sealer. It sits below the server handle, the
 //! sessions and dispatch, which all read it; it knows none of them.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use mcp_core::executor::Executor;
 
 use crate::cursor::CursorCodec;
 use crate::prompt::Prompt;
+use crate::rate::Limiter;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::secret::Secrets;
@@ -74,6 +76,11 @@ pub(crate) struct Shared {
     pub(crate) sealer: Option<StateSealer>,
     /// The tasks extension's tasks (store, settings, running handlers).
     pub(crate) tasks: Arc<Tasks>,
+    /// Rate limits and the buckets of 2026-07-28 clients.
+    pub(crate) limiter: Limiter,
+    /// Some tool has a rate limit of its own (set when one is registered, never cleared), so
+    /// a call must look its tool up even where the server limits nothing.
+    pub(crate) tool_limits: AtomicBool,
 }
 
 impl Shared {
@@ -85,8 +92,15 @@ impl Shared {
         registry: Registry,
         pool: Executor,
         tasks: Tasks,
+        limiter: Limiter,
     ) -> Shared {
+        let tool_limits = registry
+            .tools
+            .iter()
+            .any(|t| t.rate_limit != crate::tool::ToolLimit::Server);
         Shared {
+            limiter,
+            tool_limits: AtomicBool::new(tool_limits),
             engine_config,
             cursors: CursorCodec::new(&config.secrets),
             sealer: StateSealer::new(&config.secrets),

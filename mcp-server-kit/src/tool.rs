@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::Error;
+use crate::rate::RateLimit;
 use crate::schema::Schema;
 
 /// Arguments for tools that take none: accepts `{}` (or no `arguments` at all) and ignores
@@ -86,6 +87,19 @@ pub struct Tool {
     pub(crate) task_by_handler: bool,
     /// Arguments are checked against the input schema before the handler runs.
     pub(crate) validate: bool,
+    /// The tool's own rate limit, if it has one (see [`Tool::rate_limit`]).
+    pub(crate) rate_limit: ToolLimit,
+}
+
+/// Which rate limit a tool's calls count against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ToolLimit {
+    /// The server's limit for tool calls.
+    Server,
+    /// A bucket of its own per client.
+    Own(RateLimit),
+    /// None.
+    Unlimited,
 }
 
 impl std::fmt::Debug for Tool {
@@ -118,6 +132,7 @@ impl Tool {
             task_support: TaskSupport::Never,
             task_by_handler: false,
             validate: true,
+            rate_limit: ToolLimit::Server,
         }
     }
 
@@ -214,6 +229,16 @@ impl Tool {
             return Ok(());
         }
         crate::validate::validate_object(&self.def.input_schema, args).map_err(|e| e.to_string())
+    }
+
+    /// Gives the tool a rate limit of its own, per client, in place of the server's limit for
+    /// tool calls ([`RateLimits::tool_calls`](crate::RateLimits::tool_calls)): a stricter one
+    /// for a tool that is expensive to run, a looser one for a cheap one, or `None` for no
+    /// limit at all. Unlike the server's limits it applies on every transport, stdio included,
+    /// since the tool's author set it for what the tool costs, not for who calls it.
+    pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Tool {
+        self.rate_limit = limit.map_or(ToolLimit::Unlimited, ToolLimit::Own);
+        self
     }
 
     /// Sets `_meta` on the definition.

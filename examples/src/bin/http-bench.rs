@@ -189,7 +189,7 @@ fn run() -> Result<(), String> {
         return Ok(());
     };
     let floor = ServerProc::start(&o.floor, IO_TIMEOUT)?;
-    let echo = ServerProc::start(&o.server, IO_TIMEOUT)?;
+    let echo = ServerProc::start_with(&o.server, &["--no-rate-limits"], IO_TIMEOUT)?;
     let modes = o.modes.clone();
     let mut rows: Vec<(Mode, usize, Stats)> = Vec::new();
     for &clients in &o.clients {
@@ -668,7 +668,7 @@ fn print_throughput(rows: &[(Mode, usize, Stats)], rounds: usize) {
 /// Opens `n` legacy sessions on a fresh server, each holding a GET SSE stream, and reports the
 /// server's threads and memory, and whether `tools/call` still works meanwhile.
 fn streams(server: &Path, n: usize) -> Result<(), String> {
-    let echo = ServerProc::start(server, IO_TIMEOUT)?;
+    let echo = ServerProc::start_with(server, &["--no-rate-limits"], IO_TIMEOUT)?;
     let pid = echo.pid();
     let idle = proc_status(pid).ok_or("cannot read /proc/PID/status of the server")?;
     let started = Instant::now();

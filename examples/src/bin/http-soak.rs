@@ -169,7 +169,7 @@ fn main() {
 
 fn real_main() -> Result<(), String> {
     let o = opts()?;
-    let server = ServerProc::start(&o.server, Duration::from_secs(20))?;
+    let server = ServerProc::start_with(&o.server, &["--no-rate-limits"], Duration::from_secs(20))?;
     let pid = server.pid();
     let url = server.url();
     let stop = Arc::new(AtomicBool::new(false));

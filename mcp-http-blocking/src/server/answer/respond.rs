@@ -64,14 +64,31 @@ pub(crate) fn json_array(items: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
     out
 }
 
-/// A lone final answer as a JSON response.
+/// A lone final answer as a JSON response. A request refused by the service's rate limit
+/// ([`codes::RATE_LIMITED`]) is `429 Too Many Requests` with `Retry-After` in either era: the
+/// status is what HTTP clients, proxies and load balancers act on, and the body still carries
+/// the JSON-RPC error for the MCP client.
 pub(crate) fn json_answer(modern: bool, f: Frame) -> HttpResponse {
+    if f.error_code == Some(codes::RATE_LIMITED) {
+        let secs = retry_after_secs(&f.json);
+        return HttpResponse::json(429, f.json).with_header("Retry-After", secs.to_string());
+    }
     let status = if modern {
         status_for(f.error_code)
     } else {
         200
     };
     HttpResponse::json(status, f.json)
+}
+
+/// `Retry-After` in whole seconds from the error's `data.retryAfterMs`, rounded up (at least 1:
+/// an answer refused now is not accepted at once); 1 when the service gave none.
+fn retry_after_secs(json: &[u8]) -> u64 {
+    let ms = serde_json::from_slice::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| v["error"]["data"]["retryAfterMs"].as_u64())
+        .unwrap_or(0);
+    ms.div_ceil(1000).max(1)
 }
 
 /// The answer to a POST whose every request was cancelled before its answer started:

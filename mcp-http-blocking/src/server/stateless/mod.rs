@@ -69,6 +69,9 @@ pub(crate) fn post(
     if let Some(c) = claims {
         info = info.with_auth(c);
     }
+    if let Some(peer) = req.remote_addr {
+        info = info.with_peer(peer);
+    }
     // Every exchange has a session of its own: it runs inline exactly when this request
     // can escape (see `answer::escape`).
     let inline = match (via, &ctx.watch) {
