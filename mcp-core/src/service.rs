@@ -68,6 +68,16 @@ pub trait Outbound: Send + Sync {
     fn unanswered(&self, id: &RequestId) {
         let _ = id;
     }
+
+    /// The service ends the session on its own: the peer is gone although its connection is
+    /// not (it stopped answering the service's pings), so only the service can tell. The
+    /// transport ends the session as if the peer had left, and must not block here: stdio
+    /// stops serving and returns an error naming `why`; Streamable HTTP closes the legacy
+    /// session (its streams end, later requests for it get 404). The service closes its own
+    /// side as well; the default does nothing more.
+    fn end_session(&self, why: &str) {
+        let _ = why;
+    }
 }
 
 /// Which kind of transport a session runs on; services may shape behaviour by it (for example,

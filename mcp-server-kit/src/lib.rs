@@ -58,6 +58,7 @@ mod cursor;
 mod dispatch;
 mod error;
 mod param_headers;
+mod ping;
 mod prompt;
 mod rate;
 mod request_state;

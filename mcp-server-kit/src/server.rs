@@ -307,6 +307,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Pings every client every `interval` (legacy era; the 2026-07-28 revision has no
+    /// server-to-client requests), and ends the session of one that leaves `misses` pings in a
+    /// row unanswered (at least 1): over stdio the serve loop returns
+    /// `mcp_stdio::Error::SessionEnded`, over HTTP the session closes (later requests get 404).
+    /// Default: off. A client that exits or hangs up is noticed without pings (EOF, a failed
+    /// write, session expiry), and an idle connection loses nothing; pings are for
+    /// long-lived sessions whose client may hang without exiting, which nothing else notices.
+    /// One thread serves every session of the server; each ping goes out from the handler
+    /// executor, so a client that stopped reading cannot hold it up.
+    pub fn ping_every(mut self, interval: Duration, misses: u32) -> Self {
+        self.config.ping = Some(crate::ping::PingConfig {
+            interval,
+            misses: misses.max(1),
+        });
+        self
+    }
+
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors
@@ -351,7 +368,8 @@ impl ServerBuilder {
             .idle_timeout(IDLE_WORKER_TIMEOUT)
             .build()
             .map_err(|e| Error::Start(StartError::new(e)))?;
-        let server = Server {
+        let ping = self.config.ping;
+        let mut server = Server {
             shared: Arc::new(Shared::new(
                 engine_config,
                 self.config,
@@ -367,7 +385,13 @@ impl ServerBuilder {
             )),
             sessions: Arc::default(),
             broadcast: self.broadcast,
+            pinger: None,
         };
+        if let Some(p) = ping {
+            let stop = crate::ping::start(p.interval, Arc::downgrade(&server.sessions), ping_all)
+                .map_err(|e| Error::Start(StartError::new(e)))?;
+            server.pinger = Some(stop);
+        }
         if let Some(b) = &server.broadcast {
             let sub = b.subscribe(LISTENER_CAPACITY).map_err(|e| {
                 Error::Unsupported(format!("cannot subscribe to the broadcast: {e}"))
@@ -427,6 +451,16 @@ pub struct Server {
     shared: Arc<Shared>,
     sessions: Arc<Mutex<Sessions>>,
     broadcast: Option<Arc<dyn Broadcast>>,
+    /// The ping thread's stop signal: it ends when the last handle goes.
+    pinger: Option<Arc<crate::ping::Stop>>,
+}
+
+/// One tick of the ping thread: every open session checks its last ping and sends the next.
+fn ping_all(sessions: &Mutex<Sessions>) {
+    let live = sessions.lock().unwrap_or_else(|p| p.into_inner()).live();
+    for s in live {
+        s.ping_tick();
+    }
 }
 
 /// Hands an event to the sessions open on this instance.

@@ -53,6 +53,9 @@ struct State {
     stash_next: u64,
     initialized: bool,
     closed: bool,
+    /// Our ping in flight (`ServerBuilder::ping_every`), and how many were missed in a row.
+    ping: Option<RequestId>,
+    missed: u32,
 }
 
 /// The kit's side of one session.
@@ -90,6 +93,8 @@ impl KitSession {
                 stash_next: 0,
                 initialized: false,
                 closed: false,
+                ping: None,
+                missed: 0,
             }),
             buckets: Mutex::default(),
         })
@@ -464,6 +469,62 @@ impl KitSession {
         }
     }
 
+    /// One tick of the server's pinger (see `ping`): a ping still unanswered is a miss; after
+    /// the configured number in a row the session ends, else the next ping goes out (from the
+    /// executor: a send may block on a client that stopped reading).
+    pub(crate) fn ping_tick(&self) {
+        let Some(cfg) = self.shared.config.ping else {
+            return;
+        };
+        let (msg, gone) = {
+            let mut st = self.state();
+            if st.closed {
+                return;
+            }
+            if let Some(id) = st.ping.take() {
+                // Forgotten, not cancelled: the client is not listening.
+                let _ = st.engine.cancel(&id, None);
+                st.missed += 1;
+            }
+            if st.missed >= cfg.misses {
+                (None, true)
+            } else {
+                // Refused before `initialize` and in the 2026-07-28 era: nothing to ping.
+                let sent = st.engine.request(
+                    methods::PING,
+                    &json!({}),
+                    None,
+                    Instant::now(),
+                    Timeout::fixed(cfg.interval),
+                );
+                match sent {
+                    Ok((id, m)) => {
+                        st.ping = Some(id);
+                        (Some(m), false)
+                    }
+                    Err(_) => (None, false),
+                }
+            }
+        };
+        if gone {
+            let why = format!(
+                "the client left {} pings in a row unanswered ({} ms apart)",
+                cfg.misses,
+                cfg.interval.as_millis()
+            );
+            log::warn!("ending the session: {why}");
+            if let Some(out) = self.outbound() {
+                out.end_session(&why);
+            }
+            Session::close(self);
+            return;
+        }
+        if let (Some(m), Some(me)) = (msg, self.me.upgrade()) {
+            // Refused when every worker is busy: then this ping counts as missed.
+            let _ = self.shared.pool.try_execute(move || me.send(Some(m), None));
+        }
+    }
+
     fn cancel_call(&self, id: &RequestId) {
         let mut st = self.state();
         if let Some(call) = st.calls.get(id) {
@@ -503,7 +564,15 @@ impl Session for KitSession {
                 self.unanswered(&id);
             }
             ServerStep::Answer(a) => {
-                let waiter = self.state().waiters.remove(&a.id);
+                let waiter = {
+                    let mut st = self.state();
+                    // Any answer to our ping, even an error, shows the client is there.
+                    if st.ping.as_ref() == Some(&a.id) {
+                        st.ping = None;
+                        st.missed = 0;
+                    }
+                    st.waiters.remove(&a.id)
+                };
                 if let Some((_, w)) = waiter {
                     let r = match a.outcome {
                         EngineOutcome::Complete(raw) | EngineOutcome::Other { result: raw, .. } => {

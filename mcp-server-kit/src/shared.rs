@@ -34,6 +34,8 @@ pub(crate) struct Config {
     pub(crate) request_state_ttl: Duration,
     /// What request states and cursors are keyed with when shared between instances.
     pub(crate) secrets: Secrets,
+    /// Server pings (`ServerBuilder::ping_every`), off by default.
+    pub(crate) ping: Option<crate::ping::PingConfig>,
 }
 
 impl Default for Config {
@@ -52,6 +54,7 @@ impl Default for Config {
             cache_scope: "private",
             request_state_ttl: Duration::from_secs(600),
             secrets: Secrets::default(),
+            ping: None,
         }
     }
 }

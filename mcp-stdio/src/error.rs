@@ -24,6 +24,12 @@ pub enum Error {
         /// The thread's name.
         thread: &'static str,
     },
+    /// The service ended the session although the peer's pipes are open (the client stopped
+    /// answering its pings): the peer is taken as gone.
+    SessionEnded {
+        /// The service's reason.
+        reason: String,
+    },
     /// A child process was still alive after SIGKILL and the last grace period.
     ChildDidNotExit {
         /// Its process id.
@@ -40,6 +46,7 @@ impl fmt::Display for Error {
                 write!(f, "could not start MCP server {program:?}: {source}")
             }
             Error::ThreadPanicked { thread } => write!(f, "the {thread} thread panicked"),
+            Error::SessionEnded { reason } => write!(f, "the server ended the session: {reason}"),
             Error::ChildDidNotExit { pid } => {
                 write!(f, "child process {pid} did not exit even after SIGKILL")
             }

@@ -87,6 +87,8 @@ pub(crate) struct StdioOutbound {
     hand_off: OnceLock<Weak<dyn HandOff>>,
     /// Learns the negotiated revision from the answer to `initialize` (for the batch rule).
     negotiated: Arc<Negotiated>,
+    /// Tells `serve_on` that the service ended the session (`Outbound::end_session`).
+    ended: OnceLock<Sender<String>>,
 }
 
 impl StdioOutbound {
@@ -100,6 +102,7 @@ impl StdioOutbound {
             queue,
             output,
             hand_off: OnceLock::new(),
+            ended: OnceLock::new(),
             negotiated,
         }
     }
@@ -107,6 +110,11 @@ impl StdioOutbound {
     /// Where `will_block` hands the reading over.
     pub(crate) fn set_hand_off(&self, to: Weak<dyn HandOff>) {
         let _ = self.hand_off.set(to);
+    }
+
+    /// Where `end_session` reports (see `serve_on`).
+    pub(crate) fn set_ended(&self, to: Sender<String>) {
+        let _ = self.ended.set(to);
     }
 
     fn try_direct(&self, msg: &Message) -> bool {
@@ -154,6 +162,13 @@ impl Outbound for StdioOutbound {
     fn will_block(&self) {
         if let Some(h) = self.hand_off.get().and_then(Weak::upgrade) {
             h.hand_off();
+        }
+    }
+
+    fn end_session(&self, why: &str) {
+        if let Some(tx) = self.ended.get() {
+            // One reason is enough; a full channel already holds one.
+            let _ = tx.try_send(why.to_owned());
         }
     }
 }

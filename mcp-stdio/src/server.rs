@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::{Sender, bounded};
+use crossbeam_channel::{Sender, bounded, select};
 use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::Message;
 use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
@@ -220,6 +220,10 @@ where
         Arc::clone(&shared_out),
         Arc::clone(&negotiated),
     ));
+    // The service may end the session itself (`Outbound::end_session`: the client stopped
+    // answering its pings); one reason is enough.
+    let (ended_tx, ended_rx) = bounded::<String>(1);
+    outbound.set_ended(ended_tx);
     let session = service.open(
         SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
         outbound.clone(),
@@ -264,8 +268,26 @@ where
             return Err(Error::Io(io::Error::other(e.to_string())));
         }
     }
-    // Each job reports when it ends, even by panic; the first to end decides the path.
-    let (first, ended) = done_rx.recv().unwrap_or((Side::Reader, Ended::Panicked));
+    // Each job reports when it ends, even by panic; the first to end decides the path, unless
+    // the service ends the session first. (`outbound`, held here, keeps `ended_rx` connected.)
+    let first = select! {
+        recv(done_rx) -> m => Ok(m.unwrap_or((Side::Reader, Ended::Panicked))),
+        recv(ended_rx) -> why => Err(why.unwrap_or_default()),
+    };
+    let (first, ended) = match first {
+        Ok(done) => done,
+        Err(reason) => {
+            // As when the output fails: the reader, blocked in a read nobody can interrupt,
+            // hands nothing more to the session and ends at EOF; the writer drains what is
+            // queued for the grace period.
+            stopped.store(true, Ordering::Release);
+            log::warn!("the server ended the stdio session: {reason}");
+            session.close();
+            let _ = shutdown_tx.send(());
+            drop(executor);
+            return Err(Error::SessionEnded { reason });
+        }
+    };
     let result = match first {
         Side::Reader => {
             let read_result = ended.into_result("mcp-stdio-reader");

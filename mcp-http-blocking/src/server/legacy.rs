@@ -188,7 +188,7 @@ pub(crate) fn session_for(
         return Err(err400("Bad Request: Mcp-Session-Id header is required"));
     };
     match ctx.sessions.get(id) {
-        Some(s) if s.kind == Kind::Streamable => {
+        Some(s) if s.kind == Kind::Streamable && !s.is_closed() => {
             s.touch();
             Ok(s)
         }

@@ -355,6 +355,11 @@ impl LegacySession {
         released
     }
 
+    /// True once the session was closed (by DELETE, expiry, or the service).
+    pub fn is_closed(&self) -> bool {
+        lock(&self.state).closed
+    }
+
     /// Ends the session: every stream closes, the service session is told.
     pub fn close(&self) {
         let streams: Vec<Arc<Stream>> = {
@@ -615,6 +620,15 @@ impl Outbound for LegacyOutbound {
             s.unanswered(id);
         }
     }
+
+    /// The service gave up on the client (it stopped answering pings): the session closes at
+    /// once (its streams end), later requests for it get 404, and the next sweep removes it.
+    fn end_session(&self, why: &str) {
+        if let Some(s) = self.0.upgrade() {
+            log::info!("session {} ended by the server: {why}", s.id);
+            s.close();
+        }
+    }
 }
 
 /// The live sessions, by id. Every request looks its session up, so lookups share the lock.
@@ -660,8 +674,9 @@ impl Registry {
         let dead: Vec<String> = m
             .values()
             .filter(|s| {
-                s.idle_since()
-                    .is_some_and(|t| now.saturating_duration_since(t) >= idle)
+                s.is_closed()
+                    || s.idle_since()
+                        .is_some_and(|t| now.saturating_duration_since(t) >= idle)
             })
             .map(|s| s.id.clone())
             .collect();
