@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_client::{CallOptions, Client, Revision};
 use mcp_core::types::{CallToolResult, ContentBlock, CreateMessageRequestParams};
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
-use mcp_server_kit::{Context, Error, Server, Tool};
+use mcp_server_kit::{Context, Error, RateLimits, Server, Tool};
 use serde_json::{Value, json};
 
 mod client_support;
@@ -34,7 +34,10 @@ struct NoArgs {}
 /// The kit behind an `HttpServer`, with tools for each hazard. `entered` hears from `gate`
 /// when it starts; `gate` then waits for `release`.
 fn start(entered: Sender<()>, release: Receiver<()>) -> ServerHandle {
+    // `chatty` sends 300 progress notifications at once, past the default HTTP rate limit
+    // (bursts of 100): these tests are about their delivery, so nothing is limited here.
     let server = Server::builder("inline-tests", "1.0.0")
+        .rate_limits(RateLimits::off())
         .tool(Tool::new("echo", |a: Message, _: &Context| {
             Ok::<_, Error>(a.message)
         }))
