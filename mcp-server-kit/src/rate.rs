@@ -13,12 +13,15 @@
 //! Who is a client: a legacy session (stdio, a legacy HTTP session) keeps its buckets itself;
 //! a 2026-07-28 HTTP exchange is a session of its own, so its buckets live in a table shared
 //! by the server, keyed by the authorized client (`client_id` and `sub` of the claims) or,
-//! without authorization, by the peer's IP address. The table is bounded
+//! without authorization, by the peer's IP address, except for a loopback peer, which is
+//! keyed by its connection (address and port): a loopback peer is either a process of the
+//! same machine or a reverse proxy in front of this server, and behind a proxy every client
+//! would otherwise share one set of buckets. The table is bounded
 //! ([`RateLimitsBuilder::max_clients`]): when full, buckets that have refilled (an idle client
 //! loses nothing by being forgotten) go first, then the least recently used.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -299,8 +302,8 @@ impl Buckets {
 pub(crate) enum ClientKey {
     /// The authorized client (from the claims).
     Auth(String),
-    /// The peer's address, without authorization.
-    Peer(IpAddr),
+    /// The peer's address, without authorization (port 0 unless it is a loopback peer).
+    Peer(SocketAddr),
     /// Neither is known (a transport core mounted without the peer's address): all such
     /// exchanges share one set of buckets rather than go unlimited.
     Unknown,
@@ -309,8 +312,9 @@ pub(crate) enum ClientKey {
 impl ClientKey {
     /// The key for an exchange: `client_id` and `sub` of the claims when there are any (the
     /// whole claims otherwise), else the peer's IP (not its port: one client opens many
-    /// connections).
-    pub(crate) fn of(auth: Option<&Value>, peer: Option<IpAddr>) -> ClientKey {
+    /// connections), or for a loopback peer (a local process, or a proxy relaying many
+    /// clients) its connection.
+    pub(crate) fn of(auth: Option<&Value>, peer: Option<SocketAddr>) -> ClientKey {
         if let Some(claims) = auth {
             let part = |k: &str| claims.get(k).and_then(Value::as_str);
             return match (part("client_id"), part("sub")) {
@@ -318,7 +322,11 @@ impl ClientKey {
                 (c, s) => ClientKey::Auth(format!("{}\u{0}{}", c.unwrap_or(""), s.unwrap_or(""))),
             };
         }
-        peer.map_or(ClientKey::Unknown, ClientKey::Peer)
+        match peer {
+            Some(p) if p.ip().is_loopback() => ClientKey::Peer(p),
+            Some(p) => ClientKey::Peer(SocketAddr::new(p.ip(), 0)),
+            None => ClientKey::Unknown,
+        }
     }
 }
 
@@ -471,7 +479,7 @@ mod tests {
         let l = Limiter::new(limits, RateLimits::off());
         let limit = RateLimit::per_second(1, 1);
         let t0 = Instant::now();
-        let ip = |n: u8| ClientKey::Peer(IpAddr::from([10, 0, 0, n]));
+        let ip = |n: u8| ClientKey::Peer(SocketAddr::from(([10, 0, 0, n], 0)));
         for n in 0..4 {
             assert!(
                 l.take_shared(ip(n), Kind::ToolCall, None, limit, t0)

@@ -290,7 +290,8 @@ impl ServerBuilder {
     /// calls, completions, log messages and progress notifications (default
     /// [`RateLimits::default`]: 50 calls a second with bursts of 100, far above interactive
     /// use). A client is a legacy session, or in the 2026-07-28 era the authorized client or
-    /// the peer's IP address. A refused request gets a -32005 error with
+    /// the peer's IP address (for a loopback peer, a local process or a proxy relaying many
+    /// clients, its connection). A refused request gets a -32005 error with
     /// `data.retryAfterMs` (`429` with `Retry-After` when it is answered alone as JSON);
     /// notifications beyond the limit are dropped and counted ([`Server::rate_limited`]).
     pub fn rate_limits(mut self, limits: RateLimits) -> Self {

@@ -142,7 +142,7 @@ impl KitSession {
     ) -> Result<(), Duration> {
         let now = Instant::now();
         if self.info.transport == TransportKind::StreamableHttp && version.era() == Era::Modern {
-            let key = ClientKey::of(self.info.auth.as_ref(), self.info.peer.map(|p| p.ip()));
+            let key = ClientKey::of(self.info.auth.as_ref(), self.info.peer);
             self.shared.limiter.take_shared(key, kind, tool, limit, now)
         } else {
             rate::take_local(&self.buckets, kind, tool, limit, now)

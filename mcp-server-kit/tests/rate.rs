@@ -163,6 +163,15 @@ fn modern_exchanges_count_per_peer_address_or_per_authorized_client() {
     assert!(exchange(&server, "10.0.0.4:2000", alice()));
     let bob = Some(json!({"sub": "bob", "client_id": "app"}));
     assert!(!exchange(&server, "10.0.0.1:2000", bob));
+    // A loopback peer is a local process or a proxy relaying many clients: each connection
+    // is a client of its own, so a proxy's clients do not share one set of buckets.
+    let runs: Vec<bool> = ["127.0.0.1:1000", "127.0.0.1:1000", "127.0.0.1:1000"]
+        .iter()
+        .map(|a| exchange(&server, a, None))
+        .collect();
+    assert_eq!(runs, [false, false, true]);
+    assert!(!exchange(&server, "127.0.0.1:1001", None));
+    assert!(!exchange(&server, "[::1]:1002", None));
 }
 
 #[test]
