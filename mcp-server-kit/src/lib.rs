@@ -52,6 +52,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod apps;
 pub mod broadcast;
 mod context;
 mod cursor;

@@ -133,6 +133,12 @@ impl ServerBuilder {
         self
     }
 
+    /// Registers an MCP Apps view (a `ui://` resource with the extension's MIME type and
+    /// `_meta.ui`); link tools to it with [`Tool::app_view`]. See [`crate::apps`].
+    pub fn app_view(self, view: crate::apps::AppView) -> Self {
+        self.resource(view.into_resource())
+    }
+
     /// Registers a resource template.
     pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
         self.registry.templates.push(Arc::new(template));
@@ -328,7 +334,8 @@ impl ServerBuilder {
     /// Starts the handler threads and returns the server.
     ///
     /// # Errors
-    /// Two tools or prompts with one name, or the threads could not be started.
+    /// Two tools or prompts with one name, an app view outside `ui://` or a tool linked to a
+    /// view no resource serves, or the threads could not be started.
     pub fn build(self) -> Result<Server, Error> {
         check_unique(
             self.registry.tools.iter().map(|t| t.def.name.as_str()),
@@ -349,9 +356,21 @@ impl ServerBuilder {
                 .tools
                 .iter()
                 .any(|t| t.task_support != TaskSupport::Never);
+        let mut extensions = serde_json::Map::new();
         if tasks {
-            capabilities["extensions"] =
-                json!({ tasks_ext::EXTENSION_ID: tasks_ext::server_capability() });
+            extensions.insert(
+                tasks_ext::EXTENSION_ID.into(),
+                tasks_ext::server_capability(),
+            );
+        }
+        if crate::apps::check(&self.registry)? {
+            extensions.insert(
+                crate::apps::EXTENSION_ID.into(),
+                crate::apps::server_capability(),
+            );
+        }
+        if !extensions.is_empty() {
+            capabilities["extensions"] = Value::Object(extensions);
         }
         let mut engine_config =
             ServerConfig::builder(serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})))
