@@ -220,6 +220,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Whether to declare MCP Apps (`io.modelcontextprotocol/ui`, with `mimeTypes`
+    /// `["text/html;profile=mcp-app"]`) in every revision; off by default. Declare it only in
+    /// a host that renders views ([`crate::apps`]): servers may then link tools to `ui://`
+    /// views, or offer tools they keep from text-only clients.
+    pub fn apps(mut self, declare: bool) -> Self {
+        self.handlers.apps = declare;
+        self
+    }
+
     /// Receives server notifications that belong to no call and no listen stream: log
     /// messages, list changes and resource updates (legacy era), and so on. Runs on the
     /// reader thread: keep it short.
@@ -558,9 +567,9 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     }
 }
 
-/// `initialize` without the `extensions` capability (the tasks extension's declaration):
-/// capability extensions are a 2026-07-28 notion, and a legacy server has no use for them.
-/// A dual-era client proposes the same capabilities to both eras, so they are taken out here.
+/// `initialize` without the tasks extension's declaration, a 2026-07-28 notion a legacy
+/// server has no use for (MCP Apps stays: see `handlers::without_tasks_extension`). A
+/// dual-era client proposes the same capabilities to both eras, so it is taken out here.
 fn without_extensions(msg: Message) -> Message {
     let Message::Request(req) = msg else {
         return msg;
@@ -569,8 +578,8 @@ fn without_extensions(msg: Message) -> Message {
     let removed = params
         .get_mut("capabilities")
         .and_then(Value::as_object_mut)
-        .and_then(|caps| caps.remove("extensions"));
-    if removed.is_none() {
+        .is_some_and(crate::handlers::without_tasks_extension);
+    if !removed {
         return Message::Request(req);
     }
     match mcp_core::jsonrpc::Request::new(req.id.clone(), &req.method, &params) {

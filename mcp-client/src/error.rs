@@ -208,6 +208,14 @@ pub enum Unexpected {
         /// The bound reached, and the builder setting that raises it.
         reached: String,
     },
+    /// The resource read as an MCP Apps view is not one (no part for its URI, another MIME
+    /// type than `text/html;profile=mcp-app`, a blob that is not base64 of UTF-8 text).
+    NotAView {
+        /// The view's URI.
+        uri: String,
+        /// What is wrong.
+        why: String,
+    },
     /// The transport delivered something for this call that was not a message
     /// ([`Incoming::Malformed`](mcp_core::transport::Incoming::Malformed)): its error.
     Malformed(SharedError),
@@ -249,6 +257,7 @@ impl fmt::Display for Unexpected {
                 f,
                 "{method}: the list was cut off at {reached}; the server may be paging without end"
             ),
+            Unexpected::NotAView { uri, why } => write!(f, "{uri} is not an app view: {why}"),
             Unexpected::Malformed(why) => write!(f, "not a message: {why}"),
             Unexpected::TaskWithoutResult { task_id } => {
                 write!(f, "task {task_id:?} completed without a result")

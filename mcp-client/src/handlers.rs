@@ -41,6 +41,8 @@ pub(crate) struct Handlers {
     pub roots: Option<Arc<RootsProvider>>,
     /// Whether the client declares the tasks extension (and follows tasks).
     pub tasks: bool,
+    /// Whether the client declares MCP Apps (renders `ui://` views).
+    pub apps: bool,
 }
 
 impl Handlers {
@@ -52,8 +54,7 @@ impl Handlers {
     pub fn capabilities_for(&self, version: ProtocolVersion) -> Map<String, Value> {
         let mut caps = self.capabilities();
         if version.era() != Era::Modern {
-            // Extensions (and the tasks one) are a 2026-07-28 capability.
-            caps.remove("extensions");
+            without_tasks_extension(&mut caps);
         }
         if !version.at_least(ProtocolVersion::V2025_06_18) {
             caps.remove("elicitation");
@@ -85,11 +86,21 @@ impl Handlers {
         if self.roots.is_some() {
             caps.insert("roots".into(), json!({"listChanged": true}));
         }
+        let mut extensions = Map::new();
         if self.tasks {
-            caps.insert(
-                "extensions".into(),
-                json!({ tasks_ext::EXTENSION_ID: tasks_ext::server_capability() }),
+            extensions.insert(
+                tasks_ext::EXTENSION_ID.into(),
+                tasks_ext::server_capability(),
             );
+        }
+        if self.apps {
+            extensions.insert(
+                crate::apps::EXTENSION_ID.into(),
+                crate::apps::client_capability(),
+            );
+        }
+        if !extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(extensions));
         }
         caps
     }
@@ -156,4 +167,20 @@ impl Handlers {
             }
         })
     }
+}
+
+/// Takes the tasks extension out of `caps` (and `extensions` when nothing else is left): the
+/// tasks extension is a 2026-07-28 one, and a legacy server has no use for it. MCP Apps stays:
+/// the extension is negotiated in every revision (its specification shows it in a 2024-11-05
+/// `initialize`), and legacy hosts are where views are rendered today.
+pub(crate) fn without_tasks_extension(caps: &mut Map<String, Value>) -> bool {
+    let Some(Value::Object(ext)) = caps.get_mut("extensions") else {
+        return caps.remove("extensions").is_some();
+    };
+    let removed = ext.remove(tasks_ext::EXTENSION_ID).is_some();
+    if ext.is_empty() {
+        caps.remove("extensions");
+        return true;
+    }
+    removed
 }

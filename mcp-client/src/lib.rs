@@ -52,6 +52,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod apps;
 mod builder;
 mod call;
 mod client;
