@@ -38,7 +38,9 @@ fn check(revision: Revision) {
     let result = client
         .call_tool("show_weather", json!({"city": "Paris"}))
         .unwrap();
-    let data = result.structured_content.expect("structured content for the view");
+    let data = result
+        .structured_content
+        .expect("structured content for the view");
     assert_eq!(data["city"], "Paris");
     assert!(data["temperatureC"].is_i64() && data["conditions"].is_string());
     client.close().unwrap();
