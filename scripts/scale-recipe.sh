@@ -236,8 +236,10 @@ check "b/python-2026-retry" "$(is "$n" = 2 -a "$crossed" = 1 -a "$(grep -c '"ans
   "Python SDK: $out; first call on $(head -1 <<<"$lines" | cut -d' ' -f1), retry with the requestState on $(tail -1 <<<"$lines" | cut -d' ' -f1)"
 
 m=$(mark)
+# --no-tasks: our client declares the tasks extension by default, and multi_input would then
+# run as a task (checked next); here it is the input_required retry that must cross instances.
 MCP_CONFORMANCE_CONTEXT='{"toolCalls":[{"name":"multi_input","arguments":{}}]}' \
-  "$CLIENT" --modern "$U" conformance >"$RUN/b2.json" 2>"$RUN/b2.err"
+  "$CLIENT" --modern --no-tasks "$U" conformance >"$RUN/b2.json" 2>"$RUN/b2.err"
 rc=$?
 wait_until 5 has_lines "$m" tools/call 2
 lines=$(since "$m" | served | grep ' tools/call ')
@@ -245,6 +247,20 @@ crossed=$(changes <<<"$lines") n=$(wc -l <<<"$lines")
 CROSSED=$((CROSSED + crossed)) CROSS_TOTAL=$((CROSS_TOTAL + n - 1))
 check "b/client-2026-retry" "$(is "$rc" = 0 -a "$n" = 2 -a "$crossed" = 1 -a "$(grep -c '"text": "name' "$RUN/b2.json")" = 1)" \
   "our client: multi_input (two questions in one input_required round) first on $(head -1 <<<"$lines" | cut -d' ' -f1), retry on $(tail -1 <<<"$lines" | cut -d' ' -f1); answered $(grep -o '"text": "name .*"' "$RUN/b2.json" | head -1) $(head -c 200 "$RUN/b2.err")"
+
+# The same call as a task: the task lives in the memory of the instance that started it, and
+# its id carries that instance's tag, which nginx reads in the Mcp-Name header of tasks/get,
+# tasks/update and tasks/cancel to send them there.
+m=$(mark)
+MCP_CONFORMANCE_CONTEXT='{"toolCalls":[{"name":"multi_input","arguments":{}}]}' \
+  "$CLIENT" --modern "$U" conformance >"$RUN/b3.json" 2>"$RUN/b3.err"
+rc=$?
+wait_until 5 has_lines "$m" tasks/get 1
+lines=$(since "$m" | served | grep -E ' (tools/call|tasks/[a-z]+) ')
+first=$(grep ' tools/call ' <<<"$lines" | head -1 | cut -d' ' -f1)
+ntask=$(grep -c ' tasks/' <<<"$lines") elsewhere=$(grep ' tasks/' <<<"$lines" | awk -v f="$first" '$1 != f' | wc -l)
+check "b/client-2026-task" "$(is "$rc" = 0 -a "$(grep -c ' tools/call ' <<<"$lines")" = 1 -a "$ntask" -ge 2 -a "$elsewhere" = 0 -a "$(grep -c '"text": "name' "$RUN/b3.json")" = 1)" \
+  "our client: multi_input as a task, started on ${first:-?}; $ntask tasks/* requests ($(grep ' tasks/' <<<"$lines" | awk '{ print $2 }' | sort | uniq -c | awk '{ printf "%s%s x%s", sep, $2, $1; sep = ", " }')), $elsewhere of them elsewhere $(head -c 200 "$RUN/b3.err")"
 
 # ---- (c) legacy sessions over many requests
 log "(c) legacy sessions over many requests"

@@ -9,7 +9,7 @@
 //! Several instances behind a load balancer: `--state-secret-file PATH` keys the 2026-07-28
 //! `requestState` and the pagination cursors with a secret the instances share (at least 32
 //! bytes; see [`configure`]), so any instance continues what another started, and
-//! `--instance-tag TAG` puts `TAG.` in front of the legacy session ids this instance mints, so
+//! `--instance-tag TAG` puts `TAG.` in front of the legacy session ids and task ids this instance mints, so
 //! a proxy can route each session to the instance that holds it. `--redis-url URL` (examples
 //! built with the `redis` feature) joins the instances' resource updates and list changes
 //! through Redis pub/sub, so a client listening on one instance hears of a change made on
@@ -102,6 +102,10 @@ pub fn configure(
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let opts = Options::parse(args)?;
     let mut builder = builder;
+    if let Some(tag) = &opts.instance_tag {
+        // Task ids carry the tag too, so a balancer routes tasks/* to the task's instance.
+        builder = builder.task_id_prefix(tag);
+    }
     if let Some(n) = &opts.page_size {
         match n.parse::<usize>() {
             Ok(n) if n > 0 => builder = builder.page_size(n),

@@ -85,6 +85,7 @@ pub struct ServerBuilder {
     max_tasks: usize,
     task_ttl: Option<Duration>,
     task_poll_interval: Duration,
+    task_id_prefix: Option<String>,
     broadcast: Option<Arc<dyn Broadcast>>,
     rate_limits: RateLimits,
     stdio_rate_limits: RateLimits,
@@ -257,6 +258,21 @@ impl ServerBuilder {
         self
     }
 
+    /// Puts `PREFIX.` in front of every task id this server mints (default: none). Behind a
+    /// load balancer with the in-memory task store, a task lives on the instance that started
+    /// it, and clients send its id in the `Mcp-Name` header of `tasks/get`, `tasks/update` and
+    /// `tasks/cancel`: with the instance's tag here, the balancer routes those requests to that
+    /// instance the way it routes legacy sessions (`deploy/multi/`). Letters, digits, `-` and
+    /// `_` only (anything else is dropped), so the id stays a plain header value.
+    pub fn task_id_prefix(mut self, prefix: &str) -> Self {
+        let clean: String = prefix
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        self.task_id_prefix = (!clean.is_empty()).then_some(clean);
+        self
+    }
+
     /// The polling interval suggested to clients with each task (`pollIntervalMs`; default
     /// 500 ms).
     pub fn task_poll_interval(mut self, d: Duration) -> Self {
@@ -400,6 +416,7 @@ impl ServerBuilder {
                     self.max_tasks,
                     self.task_ttl,
                     self.task_poll_interval,
+                    self.task_id_prefix,
                 ),
                 Limiter::new(self.rate_limits, self.stdio_rate_limits),
             )),
@@ -527,6 +544,7 @@ impl Server {
             max_tasks: DEFAULT_MAX_TASKS,
             task_ttl: Some(Duration::from_secs(3600)),
             task_poll_interval: Duration::from_millis(500),
+            task_id_prefix: None,
             broadcast: None,
             rate_limits: RateLimits::default(),
             stdio_rate_limits: RateLimits::off(),

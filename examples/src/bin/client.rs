@@ -52,7 +52,7 @@ use mcp_stdio::ChildBuilder;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [-v] \
+const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [--no-tasks] [-v] \
 [--bearer TOKEN | --oauth [--auth-file PATH]] ACTION [ARGS...] -- COMMAND [ARGS...]
        client [OPTIONS] URL ACTION [ARGS...]
        client [OPTIONS] ACTION [ARGS...] URL
@@ -74,6 +74,8 @@ enum Authorize {
 
 struct Args {
     verbose: bool,
+    /// `--no-tasks`: do not declare the tasks extension (calls are never made tasks).
+    no_tasks: bool,
     revision: Revision,
     timeout: Option<Duration>,
     auth: Authorize,
@@ -85,6 +87,7 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
     let mut revision = Revision::Auto;
     let mut timeout = None;
     let mut verbose = false;
+    let mut no_tasks = false;
     let mut auth = Authorize::None;
     let mut auth_file = None;
     let command = match argv.iter().position(|a| a == "--") {
@@ -120,6 +123,7 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
                 timeout = Some(Duration::from_secs_f64(secs));
             }
             "-v" | "--verbose" => verbose = true,
+            "--no-tasks" => no_tasks = true,
             "--bearer" => auth = Authorize::Bearer(it.next().ok_or("--bearer needs a token")?),
             "--oauth" => auth = Authorize::OAuth { file: None },
             "--auth-file" => {
@@ -160,6 +164,7 @@ fn parse(mut argv: Vec<String>) -> Result<Args, String> {
     }
     Ok(Args {
         verbose,
+        no_tasks,
         revision,
         timeout,
         auth,
@@ -594,7 +599,8 @@ fn main() -> ExitCode {
     }
     let mut builder = Client::builder()
         .client_info("mcp-blocking-cli", env!("CARGO_PKG_VERSION"))
-        .revision(args.revision);
+        .revision(args.revision)
+        .tasks(!args.no_tasks);
     if let Some(t) = args.timeout {
         builder = builder.timeout(Timeout::fixed(t)).handshake_timeout(t);
     }

@@ -49,13 +49,14 @@ impl Tasks {
         max_tasks: usize,
         ttl: Option<Duration>,
         poll_interval: Duration,
+        id_prefix: Option<String>,
     ) -> Tasks {
         Tasks {
             store: store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new(max_tasks))),
             ttl,
             poll_interval,
             running: Mutex::new(HashMap::new()),
-            ids: Ids::new(),
+            ids: Ids::new(id_prefix),
         }
     }
 

@@ -43,16 +43,19 @@ fn civil(days: i64) -> (i64, u32, u32) {
 /// Task ids: a keyed hash (SipHash, with the process's random keys) of a counter, 128 bits.
 /// Nobody without the keys can predict the next id or find another requester's task from its
 /// own, which is what binds a task to whoever holds its id when there is no authorization.
+/// With a prefix (the instance's tag), ids are `PREFIX.<hex>`.
 pub(crate) struct Ids {
     keys: RandomState,
     next: AtomicU64,
+    prefix: Option<String>,
 }
 
 impl Ids {
-    pub(crate) fn new() -> Ids {
+    pub(crate) fn new(prefix: Option<String>) -> Ids {
         Ids {
             keys: RandomState::new(),
             next: AtomicU64::new(0),
+            prefix,
         }
     }
 
@@ -64,7 +67,10 @@ impl Ids {
             h.write_u8(tag);
             h.finish()
         };
-        format!("{:016x}{:016x}", half(0), half(1))
+        match &self.prefix {
+            Some(p) => format!("{p}.{:016x}{:016x}", half(0), half(1)),
+            None => format!("{:016x}{:016x}", half(0), half(1)),
+        }
     }
 }
 
@@ -81,9 +87,12 @@ mod tests {
 
     #[test]
     fn ids_do_not_repeat() {
-        let ids = Ids::new();
+        let ids = Ids::new(None);
         let a = ids.fresh();
         assert_eq!(a.len(), 32);
         assert_ne!(a, ids.fresh());
+        let tagged = Ids::new(Some("node-a".into())).fresh();
+        assert!(tagged.starts_with("node-a."), "{tagged}");
+        assert_eq!(tagged.len(), "node-a.".len() + 32);
     }
 }
