@@ -289,7 +289,10 @@ impl KitSession {
             | ClientRequest::GetTaskPayload(_)
             | ClientRequest::ListTasks(_)
             | ClientRequest::CancelTask(_)
-            | ClientRequest::UpdateTask(_) => {
+            | ClientRequest::UpdateTask(_)
+            | ClientRequest::ListSkills(_)
+            | ClientRequest::GetSkill(_)
+            | ClientRequest::ReadResourceDirectory(_) => {
                 let e = ErrorObject::method_not_found(method);
                 self.finish(&rc.id, method, version, Outcome::Error(e));
             }

@@ -73,6 +73,8 @@ required_params!(
     SubscriptionsListenRequestParams,
     TaskIdParams,
     tasks_ext::UpdateTaskRequestParams,
+    skills::GetSkillRequestParams,
+    skills::ReadResourceDirectoryRequestParams,
     CreateMessageRequestParams,
     ElicitRequestParams,
     CancelledNotificationParams,
@@ -242,6 +244,12 @@ request_enum!(
         CancelTask(TaskIdParams) = methods::TASKS_CANCEL,
         /// `tasks/update` (2026-07-28 tasks extension).
         UpdateTask(tasks_ext::UpdateTaskRequestParams) = methods::TASKS_UPDATE,
+        /// `skills/list` (skills extension).
+        ListSkills(PaginatedRequestParams) = methods::SKILLS_LIST,
+        /// `skills/get` (skills extension).
+        GetSkill(skills::GetSkillRequestParams) = methods::SKILLS_GET,
+        /// `resources/directory/read` (skills extension).
+        ReadResourceDirectory(skills::ReadResourceDirectoryRequestParams) = methods::RESOURCES_DIRECTORY_READ,
     }
 );
 

@@ -49,6 +49,12 @@ pub const TASKS_LIST: &str = "tasks/list";
 pub const TASKS_CANCEL: &str = "tasks/cancel";
 /// `tasks/update` (2026-07-28 tasks extension).
 pub const TASKS_UPDATE: &str = "tasks/update";
+/// `skills/list` (skills extension, SEP-2640).
+pub const SKILLS_LIST: &str = "skills/list";
+/// `skills/get` (skills extension, SEP-2640).
+pub const SKILLS_GET: &str = "skills/get";
+/// `resources/directory/read` (skills extension, SEP-2640; offered with `directoryRead`).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 
 /// `notifications/initialized` (legacy).
 pub const NOTIFICATION_INITIALIZED: &str = "notifications/initialized";
@@ -103,6 +109,9 @@ pub const ALL: &[&str] = &[
     TASKS_LIST,
     TASKS_CANCEL,
     TASKS_UPDATE,
+    SKILLS_LIST,
+    SKILLS_GET,
+    RESOURCES_DIRECTORY_READ,
     NOTIFICATION_INITIALIZED,
     NOTIFICATION_CANCELLED,
     NOTIFICATION_PROGRESS,
@@ -118,8 +127,13 @@ pub const ALL: &[&str] = &[
     NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED,
 ];
 
+/// The methods of the skills extension (SEP-2640). No revision's core schema has them; a
+/// server offers them by declaring the extension, in whichever revision the session speaks.
+pub const SKILLS_EXTENSION: &[&str] = &[SKILLS_LIST, SKILLS_GET, RESOURCES_DIRECTORY_READ];
+
 /// Whether revision `v` defines `method` (the 2026-07-28 tasks extension's methods count as
-/// defined in 2026-07-28). Unknown methods give `false`.
+/// defined in 2026-07-28; the skills extension's, negotiated by capability, in every
+/// revision). Unknown methods give `false`.
 pub fn known_in(method: &str, v: ProtocolVersion) -> bool {
     let legacy = v <= V2025_11_25;
     match method {
@@ -154,6 +168,7 @@ pub fn known_in(method: &str, v: ProtocolVersion) -> bool {
         | TASKS_UPDATE
         | NOTIFICATION_TASKS => v == V2026_07_28,
         TASKS_GET | TASKS_CANCEL => v >= V2025_11_25,
+        SKILLS_LIST | SKILLS_GET | RESOURCES_DIRECTORY_READ => v >= V2024_11_05,
         TASKS_RESULT
         | TASKS_LIST
         | NOTIFICATION_TASKS_STATUS

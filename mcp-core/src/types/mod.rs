@@ -39,6 +39,7 @@ mod roots;
 mod sampling;
 mod sans_meta;
 pub mod shape;
+pub mod skills;
 mod subscriptions;
 mod tasks;
 pub mod tasks_ext;
