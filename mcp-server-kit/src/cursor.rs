@@ -24,6 +24,10 @@ pub(crate) enum ListKind {
     Prompts,
     Resources,
     Templates,
+    /// `skills/list`.
+    Skills,
+    /// `resources/directory/read` (any directory: a cursor carries an offset only).
+    Directory,
 }
 
 /// Mints and checks cursors for one server.
@@ -93,6 +97,8 @@ impl ListKind {
             ListKind::Prompts => "prompts/list",
             ListKind::Resources => "resources/list",
             ListKind::Templates => "resources/templates/list",
+            ListKind::Skills => "skills/list",
+            ListKind::Directory => "resources/directory/read",
         }
     }
 }

@@ -6,7 +6,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_core::jsonrpc::ErrorObject;
-use mcp_core::types::methods::{PROMPTS_GET, RESOURCES_READ, TOOLS_CALL};
+use mcp_core::types::methods::{
+    PROMPTS_GET, RESOURCES_DIRECTORY_READ, RESOURCES_READ, SKILLS_GET, SKILLS_LIST, TOOLS_CALL,
+};
 use mcp_core::types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, GetPromptRequestParams,
     InputResponse, InputResponses, ReadResourceRequestParams, Reference,
@@ -21,6 +23,7 @@ use crate::cursor::{ListKind, page};
 use crate::error::Error;
 use crate::request_state::fingerprint;
 use crate::shared::Shared;
+use crate::skills::{Lookup, Skills};
 use crate::tool::ToolFailure;
 
 /// The answer to one request.
@@ -124,14 +127,22 @@ pub(crate) fn list(
             "prompts",
             reg.prompts.iter().map(|p| to_json(&p.def)).collect(),
         ),
-        ListKind::Resources => (
-            "resources",
-            reg.resources.iter().map(|r| to_json(&r.def)).collect(),
-        ),
+        ListKind::Resources => {
+            let mut items: Vec<Value> = reg.resources.iter().map(|r| to_json(&r.def)).collect();
+            // Each skill's SKILL.md too, so a client can find skills as plain resources.
+            if let Some(skills) = &shared.skills {
+                items.extend(skills.resources().iter().map(to_json));
+            }
+            ("resources", items)
+        }
         ListKind::Templates => (
             "resourceTemplates",
             reg.templates.iter().map(|t| to_json(&t.def)).collect(),
         ),
+        // Not lists of the registry: answered by `skills_list` and `read_directory`.
+        ListKind::Skills | ListKind::Directory => {
+            return Outcome::Error(ErrorObject::method_not_found("not a registry list"));
+        }
     };
     drop(reg);
     match page(&shared.cursors, kind, &items, cursor, size) {
@@ -402,6 +413,19 @@ pub(crate) fn read_resource(
     ) {
         return Outcome::Error(e);
     }
+    if let Some(skills) = shared.skills.as_ref().filter(|_| Skills::owns(&uri)) {
+        match skills.read(&uri) {
+            Lookup::Found(contents) => {
+                return Outcome::Result(cacheable(
+                    json!({ "contents": [to_json(&contents)] }),
+                    shared,
+                    version,
+                ));
+            }
+            Lookup::Refused(why) => return Outcome::Error(ErrorObject::invalid_params(why)),
+            Lookup::Missing => {}
+        }
+    }
     let reg = shared.registry();
     let direct = reg.resources.iter().find(|r| r.def.uri == uri).cloned();
     let templated = if direct.is_none() {
@@ -431,6 +455,87 @@ pub(crate) fn read_resource(
         )),
         Ok(Err(Error::Cancelled)) => Outcome::Nothing,
         Ok(Err(e)) => handler_failure(shared, e, &binding, ctx, false),
+    }
+}
+
+/// `skills/list`: one page of entries (an entry is never split).
+pub(crate) fn skills_list(
+    shared: &Shared,
+    cursor: Option<&str>,
+    version: ProtocolVersion,
+) -> Outcome {
+    let Some(skills) = &shared.skills else {
+        return Outcome::Error(ErrorObject::method_not_found(SKILLS_LIST));
+    };
+    let entries = skills.list();
+    match page(
+        &shared.cursors,
+        ListKind::Skills,
+        &entries,
+        cursor,
+        shared.config.page_size,
+    ) {
+        Ok((items, next)) => {
+            let mut m = Map::new();
+            m.insert("skills".into(), to_json(&items));
+            if let Some(n) = next {
+                m.insert("nextCursor".into(), Value::from(n));
+            }
+            Outcome::Result(cacheable(Value::Object(m), shared, version))
+        }
+        Err(()) => Outcome::Error(ErrorObject::invalid_params("invalid cursor")),
+    }
+}
+
+/// `skills/get`: the entry, or -32602 for a URI that names no skill served here.
+pub(crate) fn skills_get(shared: &Shared, uri: &str, version: ProtocolVersion) -> Outcome {
+    let Some(skills) = &shared.skills else {
+        return Outcome::Error(ErrorObject::method_not_found(SKILLS_GET));
+    };
+    match skills.get(uri) {
+        Some(skill) => Outcome::Result(cacheable(json!({ "skill": skill }), shared, version)),
+        None => Outcome::Error(ErrorObject::invalid_params(format!(
+            "no skill is served at {uri}"
+        ))),
+    }
+}
+
+/// `resources/directory/read`: one page of a directory's children, or -32602 for a URI that
+/// is no directory served here (a file, or nothing).
+pub(crate) fn read_directory(
+    shared: &Shared,
+    uri: &str,
+    cursor: Option<&str>,
+    version: ProtocolVersion,
+) -> Outcome {
+    let Some(skills) = &shared.skills else {
+        return Outcome::Error(ErrorObject::method_not_found(RESOURCES_DIRECTORY_READ));
+    };
+    let children = match skills.read_directory(uri) {
+        Lookup::Found(c) => c,
+        Lookup::Refused(why) => return Outcome::Error(ErrorObject::invalid_params(why)),
+        Lookup::Missing => {
+            return Outcome::Error(ErrorObject::invalid_params(format!(
+                "{uri} is not a directory resource"
+            )));
+        }
+    };
+    match page(
+        &shared.cursors,
+        ListKind::Directory,
+        &children,
+        cursor,
+        shared.config.page_size,
+    ) {
+        Ok((items, next)) => {
+            let mut m = Map::new();
+            m.insert("resources".into(), to_json(&items));
+            if let Some(n) = next {
+                m.insert("nextCursor".into(), Value::from(n));
+            }
+            Outcome::Result(finish(Value::Object(m), version, false))
+        }
+        Err(()) => Outcome::Error(ErrorObject::invalid_params("invalid cursor")),
     }
 }
 

@@ -69,6 +69,7 @@ mod secret;
 mod server;
 mod session;
 mod shared;
+pub mod skills;
 mod tasks;
 mod tool;
 pub mod uri_template;

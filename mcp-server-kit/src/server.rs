@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
 use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
+use mcp_core::types::skills as skills_ext;
 use mcp_core::types::tasks_ext::{self, TaskSupport};
 use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
@@ -19,6 +20,7 @@ use crate::rate::{Limiter, RateLimited, RateLimits};
 use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
+use crate::skills::Skills;
 use crate::tasks::{DEFAULT_MAX_TASKS, TaskStore, Tasks};
 use crate::tool::Tool;
 
@@ -89,9 +91,20 @@ pub struct ServerBuilder {
     broadcast: Option<Arc<dyn Broadcast>>,
     rate_limits: RateLimits,
     stdio_rate_limits: RateLimits,
+    skills: Option<Skills>,
 }
 
 impl ServerBuilder {
+    /// Serves a catalog of skills (the skills extension, SEP-2640): `skills/list`,
+    /// `skills/get`, `resources/directory/read`, each skill's files through `resources/read`
+    /// and its `SKILL.md` in `resources/list`. The extension is declared under
+    /// `capabilities.extensions` (with `directoryRead`), with the `resources` capability it
+    /// depends on; [`Skills::rescan`] tells this server's clients when the catalog changed.
+    pub fn skills(mut self, skills: Skills) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// Sets the display title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());
@@ -388,6 +401,14 @@ impl ServerBuilder {
         if !extensions.is_empty() {
             capabilities["extensions"] = Value::Object(extensions);
         }
+        if self.skills.is_some() {
+            // Skill files are resources, so the extension needs the base capability.
+            if capabilities.get("resources").is_none() {
+                capabilities["resources"] = json!({ "listChanged": true });
+            }
+            capabilities["extensions"][skills_ext::EXTENSION_ID] =
+                skills_ext::server_capability(true);
+        }
         let mut engine_config =
             ServerConfig::builder(serde_json::to_value(&self.info).unwrap_or_else(|_| json!({})))
                 .versions(self.versions)
@@ -419,6 +440,7 @@ impl ServerBuilder {
                     self.task_id_prefix,
                 ),
                 Limiter::new(self.rate_limits, self.stdio_rate_limits),
+                self.skills.clone(),
             )),
             sessions: Arc::default(),
             broadcast: self.broadcast,
@@ -428,6 +450,20 @@ impl ServerBuilder {
             let stop = crate::ping::start(p.interval, Arc::downgrade(&server.sessions), ping_all)
                 .map_err(|e| Error::Start(StartError::new(e)))?;
             server.pinger = Some(stop);
+        }
+        if let Some(skills) = &self.skills {
+            // Weak, so a catalog that outlives the server does not keep it alive.
+            let sessions = Arc::downgrade(&server.sessions);
+            let broadcast = server.broadcast.clone();
+            skills.on_change(move || {
+                if let Some(sessions) = sessions.upgrade() {
+                    announce(
+                        &sessions,
+                        broadcast.as_ref(),
+                        &Event::ListChanged(ChangedList::Resources),
+                    );
+                }
+            });
         }
         if let Some(b) = &server.broadcast {
             let sub = b.subscribe(LISTENER_CAPACITY).map_err(|e| {
@@ -500,6 +536,21 @@ fn ping_all(sessions: &Mutex<Sessions>) {
     }
 }
 
+/// To every instance through the broadcast, or straight to this instance's sessions.
+fn announce(sessions: &Mutex<Sessions>, broadcast: Option<&Arc<dyn Broadcast>>, event: &Event) {
+    match broadcast {
+        Some(b) => {
+            if let Err(e) = b.publish(event) {
+                // The other instances miss it (they resync when their connection comes
+                // back); this instance's sessions need not.
+                log::warn!("broadcast publish failed: {e}; delivering locally only");
+                deliver(sessions, event);
+            }
+        }
+        None => deliver(sessions, event),
+    }
+}
+
 /// Hands an event to the sessions open on this instance.
 fn deliver(sessions: &Mutex<Sessions>, event: &Event) {
     let live = sessions.lock().unwrap_or_else(|p| p.into_inner()).live();
@@ -548,6 +599,7 @@ impl Server {
             broadcast: None,
             rate_limits: RateLimits::default(),
             stdio_rate_limits: RateLimits::off(),
+            skills: None,
         }
     }
 
@@ -670,17 +722,7 @@ impl Server {
 
     /// To every instance through the broadcast, or straight to this instance's sessions.
     fn announce(&self, event: &Event) {
-        match &self.broadcast {
-            Some(b) => {
-                if let Err(e) = b.publish(event) {
-                    // The other instances miss it (they resync when their connection comes
-                    // back); this instance's sessions need not.
-                    log::warn!("broadcast publish failed: {e}; delivering locally only");
-                    deliver(&self.sessions, event);
-                }
-            }
-            None => deliver(&self.sessions, event),
-        }
+        announce(&self.sessions, self.broadcast.as_ref(), event);
     }
 
     fn sessions(&self) -> MutexGuard<'_, Sessions> {

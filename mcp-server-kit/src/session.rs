@@ -266,6 +266,21 @@ impl KitSession {
                 let o = tasks::update(&self.shared, &rc, self.info.auth.as_ref(), p);
                 self.finish(&rc.id, method, version, o);
             }
+            // The skills extension, when the server serves skills: answered from the
+            // in-memory catalog on this thread, like the lists (-32601 without skills).
+            ClientRequest::ListSkills(p) => {
+                let o = dispatch::skills_list(&self.shared, p.cursor.as_deref(), version);
+                self.finish(&rc.id, method, version, o);
+            }
+            ClientRequest::GetSkill(p) => {
+                let o = dispatch::skills_get(&self.shared, &p.uri, version);
+                self.finish(&rc.id, method, version, o);
+            }
+            ClientRequest::ReadResourceDirectory(p) => {
+                let o =
+                    dispatch::read_directory(&self.shared, &p.uri, p.cursor.as_deref(), version);
+                self.finish(&rc.id, method, version, o);
+            }
             ClientRequest::GetPrompt(p) => {
                 self.spawn_handler(rc, method, move |s, ctx| dispatch::get_prompt(s, p, ctx))
             }
@@ -289,10 +304,7 @@ impl KitSession {
             | ClientRequest::GetTaskPayload(_)
             | ClientRequest::ListTasks(_)
             | ClientRequest::CancelTask(_)
-            | ClientRequest::UpdateTask(_)
-            | ClientRequest::ListSkills(_)
-            | ClientRequest::GetSkill(_)
-            | ClientRequest::ReadResourceDirectory(_) => {
+            | ClientRequest::UpdateTask(_) => {
                 let e = ErrorObject::method_not_found(method);
                 self.finish(&rc.id, method, version, Outcome::Error(e));
             }

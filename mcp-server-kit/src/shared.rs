@@ -15,6 +15,7 @@ use crate::rate::Limiter;
 use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::secret::Secrets;
+use crate::skills::Skills;
 use crate::tasks::Tasks;
 use crate::tool::Tool;
 
@@ -84,6 +85,8 @@ pub(crate) struct Shared {
     /// Some tool has a rate limit of its own (set when one is registered, never cleared), so
     /// a call must look its tool up even where the server limits nothing.
     pub(crate) tool_limits: AtomicBool,
+    /// The skills extension's catalog, when the server serves skills.
+    pub(crate) skills: Option<Skills>,
 }
 
 impl Shared {
@@ -96,6 +99,7 @@ impl Shared {
         pool: Executor,
         tasks: Tasks,
         limiter: Limiter,
+        skills: Option<Skills>,
     ) -> Shared {
         let tool_limits = registry
             .tools
@@ -111,6 +115,7 @@ impl Shared {
             registry: RwLock::new(registry),
             pool,
             tasks: Arc::new(tasks),
+            skills,
         }
     }
 
