@@ -5,6 +5,10 @@
 //! `everything` serves stdio (the default); `everything --http 127.0.0.1:PORT` serves Streamable
 //! HTTP on `/mcp`.
 //!
+//! It also serves Agent Skills (the skills extension, SEP-2640): the fixture under
+//! `examples/skills/` by default, or every skill under `--skills-dir PATH`, rescanned every
+//! few seconds so edits reach clients (with `notifications/resources/list_changed`).
+//!
 //! The fixtures that only probe the 2026-07-28 protocol (envelope diagnostics, list-change
 //! triggers, input-required results, mirrored headers) live in `conformance.rs`, so that this
 //! file stays a tour of what the kit offers.
@@ -17,6 +21,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use mcp_server_kit::schema::Schema;
+use mcp_server_kit::skills::Skills;
 use mcp_server_kit::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, GetPromptResult,
     LoggingLevel, ResourceContents, ToolAnnotations,
@@ -406,7 +411,47 @@ fn tick_tool(running: &Arc<OnceLock<Server>>) -> Tool {
     .description("One step of the background clock (EVERYTHING_CLOCK=manual only)")
 }
 
-fn build(manual_clock: bool, args: &[String]) -> Result<Server, Box<dyn std::error::Error>> {
+/// The skills served when no `--skills-dir` is given: the fixture checked in next to this
+/// crate (absent when the binary runs away from its source tree, and then none are served).
+const FIXTURE_SKILLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/skills");
+
+/// `--skills-dir PATH`, taken out of `args` (the shared option parser does not know it).
+fn take_skills_dir(args: &mut Vec<String>) -> Result<Option<String>, String> {
+    let Some(i) = args.iter().position(|a| a == "--skills-dir") else {
+        return Ok(None);
+    };
+    if i + 1 >= args.len() {
+        return Err("--skills-dir takes a directory".into());
+    }
+    let dir = args.remove(i + 1);
+    args.remove(i);
+    if args.iter().any(|a| a == "--skills-dir") {
+        return Err("--skills-dir is given twice".into());
+    }
+    Ok(Some(dir))
+}
+
+/// The catalog: `--skills-dir`'s, else the fixture's if it is there.
+fn skills(dir: Option<&str>) -> Result<Option<Skills>, Box<dyn std::error::Error>> {
+    let (path, given) = match dir {
+        Some(d) => (d, true),
+        None => (FIXTURE_SKILLS, false),
+    };
+    if !given && !std::path::Path::new(path).is_dir() {
+        return Ok(None);
+    }
+    let skills = Skills::from_dir(path).map_err(|e| format!("--skills-dir: {e}"))?;
+    for (skill, why) in skills.skipped() {
+        eprintln!("everything: skill {skill} not served: {why}");
+    }
+    Ok(Some(skills))
+}
+
+fn build(
+    manual_clock: bool,
+    args: &[String],
+    skills: Option<Skills>,
+) -> Result<Server, Box<dyn std::error::Error>> {
     let (resources, template) = resources();
     let b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"));
     let mut b = mcp_examples::configure(b, args)?
@@ -438,6 +483,9 @@ fn build(manual_clock: bool, args: &[String]) -> Result<Server, Box<dyn std::err
     {
         b = b.prompt(p);
     }
+    if let Some(s) = skills {
+        b = b.skills(s);
+    }
     let server = b.build()?;
     // Set once, just made: it cannot be full already.
     let _ = running.set(server.clone());
@@ -448,13 +496,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .target(env_logger::Target::Stderr)
         .init();
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: everything {}", mcp_examples::USAGE);
+        println!(
+            "usage: everything {} [--skills-dir PATH]",
+            mcp_examples::USAGE
+        );
         return Ok(());
     }
     let manual = std::env::var_os(MANUAL_CLOCK).is_some_and(|v| v == "manual");
-    let server = build(manual, &args)?;
+    let skills = skills(take_skills_dir(&mut args)?.as_deref())?;
+    let server = build(manual, &args, skills.clone())?;
     // Background activity: the dynamic tool appears after 2 s, and the watched resource
     // changes every 3 s. A channel that is never sent to serves as a stoppable timer; its
     // sender lives as long as `main`.
@@ -468,9 +520,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     return;
                 }
                 Clock::Started.tick(&bg);
+                let mut ticks = 0u32;
                 while stop_rx.recv_timeout(Duration::from_secs(3)) == Err(RecvTimeoutError::Timeout)
                 {
                     Clock::Running.tick(&bg);
+                    // Every other tick (6 s), the skills directory is read again.
+                    ticks += 1;
+                    if let Some(s) = skills.as_ref().filter(|_| ticks % 2 == 0) {
+                        if let Err(e) = s.rescan() {
+                            log::warn!("skills rescan failed: {e}");
+                        }
+                    }
                 }
             })?;
     }
