@@ -5,7 +5,9 @@
 //! with its per-request `_meta`, or the legacy `initialize`, or both with a fallback), then
 //! offers one blocking method per request: [`Client::list_tools`] (an iterator that follows
 //! `nextCursor`), [`Client::call_tool`], [`Client::read_resource`], [`Client::get_prompt`],
-//! [`Client::complete`], [`Client::listen`] / [`Client::subscribe`], and so on. The server's
+//! [`Client::complete`], [`Client::listen`] / [`Client::subscribe`], and so on. Skills (the
+//! `io.modelcontextprotocol/skills` extension) are listed with [`Client::list_skills`] and
+//! read one verified file at a time with [`Client::read_skill_file`]. The server's
 //! own questions (sampling, elicitation, roots) go to handlers registered on the
 //! [`ClientBuilder`]; in 2026-07-28 they arrive inside `input_required` results and the
 //! client retries the call with the answers, so the caller never sees the difference.
@@ -64,6 +66,7 @@ mod handlers;
 mod http;
 mod listen;
 mod pages;
+mod skills;
 mod tasks;
 mod transport;
 
@@ -84,6 +87,7 @@ pub use listen::Subscription;
 #[cfg(feature = "oauth")]
 pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
+pub use skills::{SkillEntries, SkillError, SkillFile};
 pub use tasks::{
     DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MAX_TASK_INPUTS, MIN_POLL_INTERVAL, Started,
     TaskCallback, TaskHandle,

@@ -7,7 +7,8 @@
 //! client [OPTIONS] ACTION [ARGS...] URL                    (the same, URL last)
 //!
 //! ACTION: tools | call NAME ['JSON'] | resources | templates | read URI | prompts
-//!         | prompt NAME ['JSON'] | info | conformance
+//!         | prompt NAME ['JSON'] | skills | skill get URI | skill read URI [FILE-URI]
+//!         | info | conformance
 //!         | task get ID | task cancel ID | task wait ID | task call NAME ['JSON']
 //! OPTIONS: --legacy | --modern | --revision YYYY-MM-DD   (default: try modern, fall back)
 //!          --timeout SECONDS   -v (verbose)
@@ -34,6 +35,14 @@
 //! elicitation with the defaults its form declares. Scenarios that say what to call do it
 //! their way: the calls in the context's `toolCalls`, the schema echo of
 //! `json-schema-2020-12-preservation`, or only the listing (`json-schema-ref-no-deref`).
+//! The skills scenarios (`sep-2640-client-*`) list the skills; all but `no-prefetch` then
+//! load the first one (its SKILL.md, verified against the entry) and, only if that passed,
+//! read its other files one at a time, each verified.
+//!
+//! `skills` prints the server's skill entries (no file is fetched); `skill get URI` prints one
+//! entry (URI of its SKILL.md); `skill read URI [FILE-URI]` prints the skill's SKILL.md (or
+//! one of its files) after checking its size, SHA-256 digest and frontmatter against the
+//! entry, and fails without printing anything when they differ.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,8 +51,8 @@ use std::time::Duration;
 
 use mcp_client::oauth::{AuthStore, LoopbackRedirect, OAuthConfig, OAuthProvider, SavedAuth};
 use mcp_client::{
-    AuthProvider, BearerToken, CallOptions, Client, Error, HttpClientConfig, Revision, Started,
-    TaskHandle, Timeout,
+    AuthProvider, BearerToken, CallOptions, Client, Error, HttpClientConfig, Revision, SkillError,
+    Started, TaskHandle, Timeout,
 };
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult};
@@ -52,12 +61,14 @@ use mcp_stdio::ChildBuilder;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-const USAGE: &str = "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [--no-tasks] [-v] \
+const USAGE: &str =
+    "usage: client [--legacy|--modern|--revision REV] [--timeout SECS] [--no-tasks] [-v] \
 [--bearer TOKEN | --oauth [--auth-file PATH]] ACTION [ARGS...] -- COMMAND [ARGS...]
        client [OPTIONS] URL ACTION [ARGS...]
        client [OPTIONS] ACTION [ARGS...] URL
 actions: tools | call NAME ['JSON'] | resources | templates | read URI | prompts | \
-prompt NAME ['JSON'] | info | conformance | task get ID | task cancel ID | task wait ID | task call NAME ['JSON']";
+prompt NAME ['JSON'] | skills | skill get URI | skill read URI [FILE-URI] | info | conformance | \
+task get ID | task cancel ID | task wait ID | task call NAME ['JSON']";
 
 enum Target {
     Command(Vec<String>),
@@ -198,6 +209,10 @@ fn err(e: Error) -> String {
     e.to_string()
 }
 
+fn skill_err(e: SkillError) -> String {
+    e.to_string()
+}
+
 fn run(client: &Client, action: &[String]) -> Result<(), String> {
     let arity = |n: std::ops::RangeInclusive<usize>| {
         if n.contains(&(action.len() - 1)) {
@@ -267,6 +282,35 @@ fn run(client: &Client, action: &[String]) -> Result<(), String> {
             });
             print(&client.get_prompt(&action[1], args).map_err(err)?)
         }
+        "skills" => {
+            arity(0..=0)?;
+            print(&client.list_skills().map_err(skill_err)?)
+        }
+        "skill" => match action.get(1).map(String::as_str) {
+            Some("get") => {
+                arity(2..=2)?;
+                print(&client.get_skill(&action[2]).map_err(skill_err)?)
+            }
+            Some("read") => {
+                arity(2..=3)?;
+                let skill = client.get_skill(&action[2]).map_err(skill_err)?;
+                let uri = action.get(3).unwrap_or(&skill.uri);
+                let file = client.read_skill_file(&skill, uri).map_err(skill_err)?;
+                match file.text() {
+                    Some(text) => {
+                        print!("{text}");
+                        Ok(())
+                    }
+                    None => Err(format!(
+                        "{uri}: {} bytes verified, not text (not printed)",
+                        file.bytes.len()
+                    )),
+                }
+            }
+            _ => Err(format!(
+                "skill takes get URI or read URI [FILE-URI]\n{USAGE}"
+            )),
+        },
         "conformance" => {
             arity(0..=0)?;
             let plan = conformance_plan(
@@ -353,6 +397,13 @@ enum Plan {
     /// `http-custom-headers`, whose checks depend on the values: a null one, an empty one,
     /// ones that need base64).
     Calls(Vec<(String, Value)>),
+    /// The skills extension's host scenarios (`sep-2640-client-*`): list the skills, and with
+    /// `load`, load the first (its SKILL.md, verified) and then read its other files, each
+    /// verified; a verification failure stops there, as a host must not use the content.
+    Skills {
+        /// Whether to load a skill after listing.
+        load: bool,
+    },
 }
 
 /// The plan for a scenario, from its name (`MCP_CONFORMANCE_SCENARIO`) and its context
@@ -384,6 +435,8 @@ fn conformance_plan(scenario: Option<&str>, context: Option<&str>) -> Result<Pla
             .map(Plan::Calls);
     }
     Ok(match scenario {
+        Some("sep-2640-client-no-prefetch") => Plan::Skills { load: false },
+        Some(s) if s.starts_with("sep-2640-client-") => Plan::Skills { load: true },
         Some("json-schema-ref-no-deref") => Plan::ListOnly,
         Some("json-schema-2020-12-preservation") => Plan::EchoSchema {
             focal: "json_schema_2020_12_tool".into(),
@@ -396,12 +449,15 @@ fn conformance_plan(scenario: Option<&str>, context: Option<&str>) -> Result<Pla
 /// Runs `plan`, printing the tools' results as one JSON array (the tool list for
 /// [`Plan::ListOnly`]). A server without tools gets no `tools/list` and prints `[]`.
 fn run_conformance(client: &Client, plan: &Plan) -> Result<(), String> {
+    if let Plan::Skills { load } = plan {
+        return skills_conformance(client, *load);
+    }
     if client.server_capabilities().get("tools").is_none() {
         return print(&Vec::<Value>::new());
     }
     let tools: Vec<_> = client.list_tools().collect::<Result<_, _>>().map_err(err)?;
     let calls: Vec<(String, Value)> = match plan {
-        Plan::ListOnly => return print(&tools),
+        Plan::ListOnly | Plan::Skills { .. } => return print(&tools),
         Plan::EveryTool => tools
             .iter()
             .map(|t| (t.name.clone(), sample_arguments(&t.input_schema)))
@@ -426,6 +482,38 @@ fn run_conformance(client: &Client, plan: &Plan) -> Result<(), String> {
         results.push(serde_json::json!({"tool": name, "result": result}));
     }
     print(&results)
+}
+
+/// [`Plan::Skills`]: prints the entries, and with `load` what was read of the first skill. A
+/// file that fails verification is reported (on stderr and in the output) and nothing more of
+/// that skill is read: refusing it is the expected outcome, so the run still succeeds.
+fn skills_conformance(client: &Client, load: bool) -> Result<(), String> {
+    let skills = client.list_skills().map_err(skill_err)?;
+    let Some(skill) = skills.first().filter(|_| load) else {
+        return print(&skills);
+    };
+    let mut read = Vec::new();
+    let mut uris = vec![skill.uri.clone()];
+    if let Some(files) = skill.resources.files() {
+        uris.extend(
+            files
+                .iter()
+                .map(|f| f.uri.clone())
+                .filter(|u| *u != skill.uri),
+        );
+    }
+    for uri in uris {
+        match client.read_skill_file(skill, &uri) {
+            Ok(file) => read.push(serde_json::json!({"uri": uri, "bytes": file.bytes.len()})),
+            Err(e) if e.is_verification_failure() => {
+                eprintln!("client: skill {} refused: {e}", skill.uri);
+                read.push(serde_json::json!({"uri": uri, "refused": e.to_string()}));
+                break;
+            }
+            Err(e) => return Err(skill_err(e)),
+        }
+    }
+    print(&serde_json::json!({"skills": skills, "read": read}))
 }
 
 /// Arguments that satisfy a plain input schema: each property's `default` when it has one,
@@ -734,6 +822,14 @@ mod tests {
         assert_eq!(
             conformance_plan(Some("tools_call"), None).unwrap(),
             Plan::EveryTool
+        );
+        assert_eq!(
+            conformance_plan(Some("sep-2640-client-no-prefetch"), None).unwrap(),
+            Plan::Skills { load: false }
+        );
+        assert_eq!(
+            conformance_plan(Some("sep-2640-client-verify-digest"), None).unwrap(),
+            Plan::Skills { load: true }
         );
         assert!(conformance_plan(None, Some("not json")).is_err());
         assert!(conformance_plan(None, Some(r#"{"toolCalls":{}}"#)).is_err());
