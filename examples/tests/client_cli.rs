@@ -56,8 +56,9 @@ fn lists_and_calls_over_stdio() {
         r["content"][0]["text"],
         r#"JSON Schema 2020-12 tool called with: {"email":"e","name":"x"}"#
     );
+    // Three resources, and the SKILL.md of each of the fixture's two skills.
     let r = ok(&["resources"]);
-    assert_eq!(r.as_array().unwrap().len(), 3);
+    assert_eq!(r.as_array().unwrap().len(), 5);
     let r = ok(&["read", "test://static-text"]);
     assert_eq!(
         r["contents"][0]["text"],
@@ -121,4 +122,57 @@ fn the_url_may_come_last() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("127.0.0.1:9"), "{err}");
     assert!(!err.contains("not a URL"), "{err}");
+}
+
+#[test]
+fn skills_are_listed_and_read_verified() {
+    let skills = ok(&["skills"]);
+    let uris: Vec<&str> = skills
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://acme/billing/refunds/SKILL.md",
+            "skill://pdf-processing/SKILL.md"
+        ]
+    );
+    let s = ok(&["skill", "get", "skill://pdf-processing/SKILL.md"]);
+    assert_eq!(s["frontmatter"]["metadata"]["version"], "2.1.0");
+    let forms = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/skills/pdf-processing/references/FORMS.md"
+    );
+    let out = run(&[
+        "skill",
+        "read",
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/references/FORMS.md",
+        "--",
+        EVERYTHING,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, std::fs::read(forms).unwrap());
+    // A file the entry does not list is refused without being read.
+    let out = run(&[
+        "skill",
+        "read",
+        "skill://pdf-processing/SKILL.md",
+        "skill://pdf-processing/../../etc/passwd",
+        "--",
+        EVERYTHING,
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not in the skill's manifest"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

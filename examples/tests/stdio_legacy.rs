@@ -611,6 +611,12 @@ fn tools_needing_client_capabilities_fail_without_them() {
     }
 }
 
+/// The size of a fixture skill's SKILL.md.
+fn skill_md_size(path: &str) -> u64 {
+    let p = format!("{}/skills/{path}/SKILL.md", env!("CARGO_MANIFEST_DIR"));
+    std::fs::metadata(p).unwrap().len()
+}
+
 #[test]
 fn resources_list_templates_and_read() {
     let mut c = Client::legacy_full();
@@ -623,7 +629,14 @@ fn resources_list_templates_and_read() {
             {"uri": "test://static-binary", "name": "static-binary", "mimeType": "image/png",
              "description": "A static binary resource (a PNG)"},
             {"uri": "test://watched-resource", "name": "watched-resource",
-             "mimeType": "text/plain", "description": "A resource that changes every few seconds"}
+             "mimeType": "text/plain", "description": "A resource that changes every few seconds"},
+            // The fixture skills' SKILL.md, named and described from their frontmatter.
+            {"uri": "skill://acme/billing/refunds/SKILL.md", "name": "refunds",
+             "mimeType": "text/markdown", "size": skill_md_size("acme/billing/refunds"),
+             "description": "Process customer refund requests per company policy"},
+            {"uri": "skill://pdf-processing/SKILL.md", "name": "pdf-processing",
+             "mimeType": "text/markdown", "size": skill_md_size("pdf-processing"),
+             "description": "Extract, fill, and assemble PDF documents"}
         ]})
     );
     let r = c.result("resources/templates/list", json!({}));

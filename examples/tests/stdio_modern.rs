@@ -51,7 +51,8 @@ fn discover_lists_versions_and_capabilities() {
                 "completions": {}, "logging": {}, "prompts": {"listChanged": true},
                 "resources": {"listChanged": true, "subscribe": true},
                 "tools": {"listChanged": true},
-                "extensions": {"io.modelcontextprotocol/tasks": {}}
+                "extensions": {"io.modelcontextprotocol/tasks": {},
+                               "io.modelcontextprotocol/skills": {"directoryRead": true}}
             },
             "instructions": "A test server that exercises every MCP feature.",
             "resultType": "complete",
@@ -77,7 +78,8 @@ fn lists_carry_result_type_and_cache_hints() {
     for (method, key, len) in [
         ("tools/list", "tools", FIXTURE_TOOLS.len()),
         ("prompts/list", "prompts", 5),
-        ("resources/list", "resources", 3),
+        // Three resources and the fixture skills' two SKILL.md.
+        ("resources/list", "resources", 5),
         ("resources/templates/list", "resourceTemplates", 1),
     ] {
         let r = mresult(&mut c, method, json!({}));
