@@ -34,6 +34,11 @@
 //! once and runs the same handler on the executor, where the `Context` reports to the task;
 //! `tasks/get`, `tasks/update` and `tasks/cancel` are answered from the store.
 //!
+//! Agent Skills (the skills extension) are a catalog, [`skills::Skills`], given to
+//! [`ServerBuilder::skills`]: `skills/list`, `skills/get` and `resources/directory/read` are
+//! answered from it at step 3 like the lists, and `resources/read` of a `skill://` URI looks
+//! there before the registry.
+//!
 //! ```
 //! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
 //!
