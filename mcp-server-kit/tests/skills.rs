@@ -442,3 +442,49 @@ fn a_rescan_picks_up_changes_and_says_the_list_changed() {
     let list = p.request(3, "skills/list", json!({}));
     assert_eq!(list["result"]["skills"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn a_nested_skill_is_its_own_skill_and_supporting_files_of_the_enclosing_one() {
+    let root = scratch("nested");
+    write(
+        &root,
+        "outer/SKILL.md",
+        b"---\nname: outer\ndescription: Outer\n---\n",
+    );
+    write(
+        &root,
+        "outer/inner/SKILL.md",
+        b"---\nname: inner\ndescription: Inner\n---\n",
+    );
+    write(&root, "outer/inner/notes.md", b"notes\n");
+    // Files outside every skill are neither served nor a reason to refuse one.
+    write(&root, "loose.bin", &[1u8; 4096]);
+    let skills = Skills::builder()
+        .dir(&root)
+        .max_file_size(1024)
+        .build()
+        .unwrap();
+    assert!(skills.skipped().is_empty(), "{:?}", skills.skipped());
+    let list = skills.list();
+    let uris: Vec<&str> = list.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        ["skill://outer/SKILL.md", "skill://outer/inner/SKILL.md"]
+    );
+    let outer: Vec<&str> = list[0]
+        .resources
+        .files()
+        .unwrap()
+        .iter()
+        .map(|f| f.uri.as_str())
+        .collect();
+    assert_eq!(
+        outer,
+        [
+            "skill://outer/SKILL.md",
+            "skill://outer/inner/SKILL.md",
+            "skill://outer/inner/notes.md"
+        ]
+    );
+    assert_eq!(list[1].resources.files().unwrap().len(), 2);
+}

@@ -1,9 +1,10 @@
 //! Building skills: from files given in code, and from a directory walked under a root
 //! without ever leaving it.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mcp_core::types::skills::{self as ext, SKILL_FILE, frontmatter};
@@ -95,10 +96,12 @@ pub(crate) fn build_skill(path: &str, files: &[(String, Arc<[u8]>)]) -> Result<B
     })
 }
 
-/// One entry the walk met: a file's bytes, or why it cannot be served.
+/// One entry the walk met: the file to read (a symlink's target already checked to be under
+/// the root), or why it cannot be served. Bytes are read later, and only for files inside a
+/// skill, so a root holding other large files costs nothing for them.
 struct Entry {
     rel: String,
-    content: Result<Arc<[u8]>, String>,
+    content: Result<PathBuf, String>,
 }
 
 /// Walks `root` (canonical) and builds every skill under it.
@@ -106,7 +109,7 @@ pub(crate) fn scan_dir(root: &Path, max_file_size: u64) -> std::io::Result<Found
     let mut entries = Vec::new();
     // The root itself must be readable: that is the caller's error, not a skipped skill.
     fs::read_dir(root)?;
-    walk(root, root, "", 0, max_file_size, &mut entries);
+    walk(root, root, "", 0, &mut entries);
     let mut found = Found {
         skills: Vec::new(),
         skipped: Vec::new(),
@@ -123,6 +126,7 @@ pub(crate) fn scan_dir(root: &Path, max_file_size: u64) -> std::io::Result<Found
                 .map(str::to_owned)
         })
         .collect();
+    let mut read_cache: HashMap<String, Result<Arc<[u8]>, String>> = HashMap::new();
     for dir in skill_dirs {
         if dir.is_empty() {
             found.skipped.push((
@@ -135,8 +139,16 @@ pub(crate) fn scan_dir(root: &Path, max_file_size: u64) -> std::io::Result<Found
         let mut files = Vec::new();
         let mut bad = None;
         for e in entries.iter().filter(|e| e.rel.starts_with(&prefix)) {
-            match &e.content {
-                Ok(b) => files.push((e.rel[prefix.len()..].to_owned(), Arc::clone(b))),
+            // A nested skill's files belong to the enclosing skill too: read once.
+            let read = match &e.content {
+                Ok(path) => read_cache
+                    .entry(e.rel.clone())
+                    .or_insert_with(|| read_limited(path, max_file_size))
+                    .clone(),
+                Err(why) => Err(why.clone()),
+            };
+            match read {
+                Ok(b) => files.push((e.rel[prefix.len()..].to_owned(), b)),
                 Err(why) => {
                     bad = Some(format!("{}: {why}", e.rel));
                     break;
@@ -155,7 +167,7 @@ pub(crate) fn scan_dir(root: &Path, max_file_size: u64) -> std::io::Result<Found
     Ok(found)
 }
 
-fn walk(root: &Path, dir: &Path, rel: &str, depth: usize, max: u64, out: &mut Vec<Entry>) {
+fn walk(root: &Path, dir: &Path, rel: &str, depth: usize, out: &mut Vec<Entry>) {
     let join = |name: &str| {
         if rel.is_empty() {
             name.to_owned()
@@ -234,14 +246,14 @@ fn walk(root: &Path, dir: &Path, rel: &str, depth: usize, max: u64, out: &mut Ve
             }
             out.push(Entry {
                 rel: child,
-                content: read_limited(&target, max),
+                content: Ok(target),
             });
         } else if meta.is_dir() {
-            walk(root, &path, &child, depth + 1, max, out);
+            walk(root, &path, &child, depth + 1, out);
         } else if meta.is_file() {
             out.push(Entry {
                 rel: child,
-                content: read_limited(&path, max),
+                content: Ok(path),
             });
         } else {
             out.push(Entry {
