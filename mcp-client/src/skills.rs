@@ -28,14 +28,16 @@
 
 use std::fmt;
 
-use mcp_core::types::ReadResourceResult;
 use mcp_core::types::methods;
-use mcp_core::types::skills::{self as ext, ListSkillsResult, Skill, SkillResources, frontmatter};
+use mcp_core::types::skills::{
+    self as ext, ListSkillsResult, ReadResourceDirectoryResult, Skill, SkillResources, frontmatter,
+};
+use mcp_core::types::{ReadResourceResult, Resource};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::client::Client;
-use crate::error::Error;
+use crate::error::{Error, Unexpected};
 use crate::pages::{PageKind, Pages};
 
 /// Why a skill or one of its files was not handed over.
@@ -237,6 +239,56 @@ impl Client {
         }
         let got: Got = self.request(methods::SKILLS_GET, json!({ "uri": uri }))?;
         Ok(got.skill)
+    }
+
+    /// The direct children of the directory resource at `uri` (`resources/directory/read`,
+    /// every page, within the client's list bounds); subdirectories carry the MIME type
+    /// `inode/directory`. Only against a server that declared `directoryRead`. What it lists
+    /// is a live view, not part of any held entry: a file it shows that the entry does not
+    /// list is still refused by [`Client::read_skill_file`].
+    ///
+    /// # Errors
+    /// [`SkillError::NotOffered`] without `directoryRead`, else the request's error (-32602
+    /// from the server for a URI that is no directory).
+    pub fn read_resource_directory(&self, uri: &str) -> Result<Vec<Resource>, SkillError> {
+        if !ext::directory_read_declared(self.server_capabilities()) {
+            return Err(SkillError::NotOffered);
+        }
+        let limits = self.list_limits();
+        let mut children = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..limits.pages {
+            let mut params = json!({ "uri": uri });
+            if let Some(c) = &cursor {
+                params["cursor"] = json!(c);
+            }
+            let page: ReadResourceDirectoryResult =
+                self.request(methods::RESOURCES_DIRECTORY_READ, params)?;
+            children.extend(page.resources);
+            if children.len() > limits.items {
+                break;
+            }
+            match page.next_cursor {
+                Some(c) if seen.insert(c.clone()) => cursor = Some(c),
+                Some(c) => {
+                    return Err(Error::Unexpected(Unexpected::RepeatedCursor {
+                        method: methods::RESOURCES_DIRECTORY_READ,
+                        cursor: c,
+                    })
+                    .into());
+                }
+                None => return Ok(children),
+            }
+        }
+        Err(Error::Unexpected(Unexpected::ListTooLong {
+            method: methods::RESOURCES_DIRECTORY_READ,
+            reached: format!(
+                "{} pages or {} items (ClientBuilder::max_list_pages, max_list_items)",
+                limits.pages, limits.items
+            ),
+        })
+        .into())
     }
 
     /// Reads one file of `skill` (its own `SKILL.md` when `uri` is `skill.uri`) and verifies

@@ -59,7 +59,8 @@ fn server(
                 "initialize" => {
                     let mut caps = json!({"resources": {}});
                     if declare {
-                        caps["extensions"] = json!({"io.modelcontextprotocol/skills": {}});
+                        caps["extensions"] =
+                            json!({"io.modelcontextprotocol/skills": {"directoryRead": true}});
                     }
                     json!({"protocolVersion": v["params"]["protocolVersion"],
                            "capabilities": caps, "serverInfo": {"name": "s", "version": "1"}})
@@ -72,6 +73,13 @@ fn server(
                         "skills/list" => json!({"skills": [entry()]}),
                         "skills/get" => json!({"skill": entry()}),
                         "resources/read" => json!({"contents": [files(&uri)]}),
+                        // Two pages: the file, then the subdirectory.
+                        "resources/directory/read" if v["params"]["cursor"].is_null() => json!({
+                            "resources": [{"uri": SKILL, "name": "SKILL.md"}],
+                            "nextCursor": "2"}),
+                        "resources/directory/read" => json!({"resources": [
+                            {"uri": "skill://pdf-processing/references", "name": "references",
+                             "mimeType": "inode/directory"}]}),
                         _ => json!({}),
                     }
                 }
@@ -241,4 +249,21 @@ fn unlisted_files_blobs_and_servers_without_the_extension() {
         0,
         "nothing sent to a server without skills"
     );
+}
+
+#[test]
+fn a_directory_is_read_page_by_page_only_where_declared() {
+    let (client, _) = server(true, honest);
+    let children = client
+        .read_resource_directory("skill://pdf-processing")
+        .unwrap();
+    let uris: Vec<&str> = children.iter().map(|c| c.uri.as_str()).collect();
+    assert_eq!(uris, [SKILL, "skill://pdf-processing/references"]);
+    assert_eq!(children[1].mime_type.as_deref(), Some("inode/directory"));
+    let (plain, seen) = server(false, honest);
+    assert!(matches!(
+        plain.read_resource_directory("skill://pdf-processing"),
+        Err(SkillError::NotOffered)
+    ));
+    assert_eq!(seen.try_iter().count(), 0);
 }
