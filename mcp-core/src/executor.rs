@@ -96,6 +96,7 @@ impl ExecutorBuilder {
             idle: AtomicUsize::new(0),
             handles: Mutex::new(Vec::new()),
             counted_out: (Mutex::new(()), Condvar::new()),
+            retired: Mutex::new(Vec::new()),
             #[cfg(test)]
             events: Mutex::new(None),
         });
@@ -207,6 +208,10 @@ struct Inner {
     /// Signalled (under its lock) each time a worker is counted out, for
     /// [`Executor::wait_threads_at_most`].
     counted_out: (Mutex<()>, Condvar),
+    /// Workers counted out whose threads may still be returning: joined by
+    /// [`Executor::wait_threads_at_most`], so that once it says "at most n", the process
+    /// really has no more of these threads.
+    retired: Mutex<Vec<std::thread::ThreadId>>,
     /// Tests learn here when a worker goes idle or retires (events, not sleeps).
     #[cfg(test)]
     events: Mutex<Option<Sender<Event>>>,
@@ -291,6 +296,8 @@ impl Executor {
         let mut guard = lock.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             if self.threads() <= n {
+                drop(guard);
+                self.inner.join_retired();
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
@@ -367,6 +374,36 @@ impl Inner {
         self.handles.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Joins the threads of workers already counted out (each is returning from `work`).
+    fn join_retired(&self) {
+        let ids: Vec<_> =
+            std::mem::take(&mut *self.retired.lock().unwrap_or_else(|p| p.into_inner()));
+        if ids.is_empty() {
+            return;
+        }
+        let me = std::thread::current().id();
+        let done: Vec<JoinHandle<()>> = {
+            let mut hs = self.lock_handles();
+            let (done, keep) = hs
+                .drain(..)
+                .partition(|h| ids.contains(&h.thread().id()) && h.thread().id() != me);
+            *hs = keep;
+            done
+        };
+        for h in done {
+            let _ = h.join();
+        }
+    }
+
+    /// A worker thread is about to return: counted out, and its thread is joinable.
+    fn retire_me(&self) {
+        self.retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(std::thread::current().id());
+        self.counted_out();
+    }
+
     /// Wakes [`Executor::wait_threads_at_most`] after a worker was counted out. The lock is
     /// taken so that a waiter between its check and its wait cannot miss this.
     fn counted_out(&self) {
@@ -408,6 +445,12 @@ impl Inner {
                 let mut hs = self.lock_handles();
                 hs.retain(|h| !h.is_finished());
                 hs.push(h);
+                // Ended threads need no join: forget them here too, so this list stays as
+                // short as the handles.
+                self.retired
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .retain(|id| hs.iter().any(|h| h.thread().id() == *id));
                 Ok(())
             }
             Err(e) => {
@@ -466,7 +509,7 @@ impl Inner {
                         if self.may_retire() {
                             // A job queued meanwhile found no place: take it after all.
                             if self.backlog.is_empty() || !self.reserve_thread() {
-                                self.counted_out();
+                                self.retire_me();
                                 #[cfg(test)]
                                 self.event(Event::Retired);
                                 return;
@@ -489,7 +532,7 @@ impl Inner {
             run(job);
         }
         self.threads.fetch_sub(1, Ordering::SeqCst);
-        self.counted_out();
+        self.retire_me();
     }
 }
 
