@@ -181,20 +181,22 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
         // The role travels in a cell, so that it comes back if the job cannot be started.
         let cell = Arc::new(Mutex::new(Some(role)));
         let c2 = Arc::clone(&cell);
+        // The generation moves on before the new reader can start: a reader that finished its
+        // first `handle` before a later bump would read it as "the role moved on" and leave,
+        // with this thread (still inside `handle`) leaving too, and nobody reading.
+        self.generation.store(generation + 1, Ordering::Release);
         let started = self.executor.execute(move || {
             if let Some(role) = lock(&c2).take() {
                 me.run(role);
             }
         });
         match started {
-            Ok(()) => {
-                self.generation.store(generation + 1, Ordering::Release);
-                HOLDING.with(|h| h.set(None));
-            }
+            Ok(()) => HOLDING.with(|h| h.set(None)),
             Err(e) => {
                 // Reading waits for this `handle` then, as it would without the hand-off.
                 log::warn!("stdio: cannot hand the reading to another thread: {e}");
                 *lock(&self.slot) = lock(&cell).take();
+                self.generation.store(generation, Ordering::Release);
             }
         }
     }
