@@ -57,6 +57,9 @@
 //! ```
 #![deny(missing_docs)]
 
+// The derive names `::mcp_server_kit`; this lets the kit's own code use it too.
+extern crate self as mcp_server_kit;
+
 pub mod apps;
 pub mod broadcast;
 mod context;
@@ -89,7 +92,7 @@ pub use resource::{Resource, ResourceTemplate, with_mime};
 pub use secret::StateSecret;
 pub use server::{Server, ServerBuilder};
 pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
-pub use tool::{IntoToolResult, NoArgs, Tool};
+pub use tool::{IntoToolResult, NoArgs, Structured, Tool};
 
 /// The protocol types handlers use, re-exported for convenience.
 pub use mcp_core::types;

@@ -13,8 +13,23 @@
 //!     .into_value();
 //! assert_eq!(s["required"], serde_json::json!(["message"]));
 //! ```
+//!
+//! Rather than writing the schema beside the type, derive it from the type:
+//! [`JsonSchema`] (`#[derive(JsonSchema)]`, feature `derive`) reads the serde attributes, and
+//! [`Tool::typed`](crate::Tool::typed) publishes the result. A schema set with
+//! [`Tool::input_schema`](crate::Tool::input_schema) still overrides the derived one.
 
 use serde_json::{Map, Value, json};
+
+mod json_schema;
+
+#[doc(hidden)]
+pub use json_schema::__private;
+pub use json_schema::JsonSchema;
+/// Derives [`JsonSchema`](trait@JsonSchema) from a struct or enum and its serde attributes
+/// (see the `mcp-derive` crate for what it reads).
+#[cfg(feature = "derive")]
+pub use mcp_derive::JsonSchema;
 
 /// A JSON Schema under construction.
 #[derive(Debug, Clone, PartialEq)]

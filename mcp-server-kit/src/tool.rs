@@ -4,23 +4,83 @@ use std::sync::Arc;
 
 use mcp_core::types::tasks_ext::TaskSupport;
 use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::rate::RateLimit;
-use crate::schema::Schema;
+use crate::schema::{JsonSchema, Schema};
 
 /// Arguments for tools that take none: accepts `{}` (or no `arguments` at all) and ignores
 /// anything else.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
 pub struct NoArgs {}
 
+impl JsonSchema for NoArgs {
+    fn schema() -> Value {
+        Schema::object().into_value()
+    }
+}
+
 /// What a tool handler may return: a full [`CallToolResult`], or something that reads as one.
 pub trait IntoToolResult {
     /// Converts into a result.
     fn into_tool_result(self) -> CallToolResult;
+
+    /// The `outputSchema` every result of this type fits, if it promises one: the tool then
+    /// declares it (see [`Structured`]). `None` by default.
+    fn output_schema() -> Option<Value>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// A handler result given as data: the kit puts it in `structuredContent`, repeats it as JSON
+/// text for clients older than 2025-06-18 (which only read `content`), and the tool declares
+/// `outputSchema` from `T`'s [`JsonSchema`], so the result's shape is written once, in `T`.
+///
+/// `T` should serialize to a JSON object, as `structuredContent` must be one. In debug builds
+/// the kit checks each result against the schema derived from `T` (with
+/// [`validate`](crate::validate)); a mismatch (a hand-written `Serialize` or `JsonSchema` that
+/// disagree) is logged and turned into a tool error result naming the member, so tests catch
+/// it; release builds skip the check.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use mcp_server_kit::{Context, Error, NoArgs, Structured, Tool, schema::JsonSchema};
+///
+/// #[derive(serde::Serialize, JsonSchema)]
+/// struct Stats {
+///     /// Notes kept.
+///     count: u32,
+/// }
+///
+/// let tool = Tool::typed("stats", |_: NoArgs, _ctx: &Context| {
+///     Ok::<_, Error>(Structured(Stats { count: 3 }))
+/// });
+/// let out = tool.definition().output_schema.as_ref().unwrap();
+/// assert_eq!(out["required"], serde_json::json!(["count"]));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Structured<T>(pub T);
+
+impl<T: Serialize + JsonSchema> IntoToolResult for Structured<T> {
+    fn into_tool_result(self) -> CallToolResult {
+        match serde_json::to_value(&self.0) {
+            Ok(v) => CallToolResult::structured(v),
+            // A map with non-string keys, a failing Serialize: the handler's bug, told as such.
+            Err(e) => CallToolResult::error(format!("result could not be serialized: {e}")),
+        }
+    }
+
+    fn output_schema() -> Option<Value> {
+        Some(T::schema())
+    }
 }
 
 impl IntoToolResult for CallToolResult {
@@ -112,20 +172,81 @@ impl Tool {
     /// A tool whose handler takes typed arguments `A` (deserialized from `arguments`; absent
     /// arguments read as `{}`). The input schema defaults to an object with no declared
     /// properties; set the real one with [`Tool::input_schema`].
+    ///
+    /// A handler returning [`Structured`] makes the tool declare its `outputSchema`.
     pub fn new<A, R, F>(name: impl Into<String>, handler: F) -> Tool
     where
         A: DeserializeOwned,
         R: IntoToolResult,
         F: Fn(A, &Context) -> Result<R, Error> + Send + Sync + 'static,
     {
+        Tool::with_input(name, Schema::object().into_value(), handler)
+    }
+
+    /// A tool whose input schema is derived from its argument type (`A: JsonSchema`, usually
+    /// `#[derive(serde::Deserialize, JsonSchema)]`), so the published schema and what the
+    /// handler accepts cannot drift apart; [`Tool::input_schema`] still overrides it.
+    ///
+    /// A separate constructor rather than a bound on [`Tool::new`], which would stop every
+    /// existing tool whose argument type does not implement [`JsonSchema`] from compiling.
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use mcp_server_kit::{Context, Error, Tool, schema::JsonSchema};
+    ///
+    /// #[derive(serde::Deserialize, JsonSchema)]
+    /// struct Args {
+    ///     /// What to echo.
+    ///     message: String,
+    /// }
+    ///
+    /// let tool = Tool::typed("echo", |a: Args, _ctx: &Context| Ok::<_, Error>(a.message));
+    /// let input = &tool.definition().input_schema;
+    /// assert_eq!(input["properties"]["message"]["description"], "What to echo.");
+    /// assert_eq!(input["required"], serde_json::json!(["message"]));
+    /// # }
+    /// ```
+    pub fn typed<A, R, F>(name: impl Into<String>, handler: F) -> Tool
+    where
+        A: DeserializeOwned + JsonSchema,
+        R: IntoToolResult,
+        F: Fn(A, &Context) -> Result<R, Error> + Send + Sync + 'static,
+    {
+        Tool::with_input(name, A::schema(), handler)
+    }
+
+    fn with_input<A, R, F>(name: impl Into<String>, input: Value, handler: F) -> Tool
+    where
+        A: DeserializeOwned,
+        R: IntoToolResult,
+        F: Fn(A, &Context) -> Result<R, Error> + Send + Sync + 'static,
+    {
+        let output = R::output_schema().map(|s| tool_schema(object_schema(s)));
+        // Debug builds hold each structured result to the schema its type declares.
+        let check = output.clone().filter(|_| cfg!(debug_assertions));
         let f = move |args: Value, ctx: &Context| {
             let args: A = serde_json::from_value(args)
                 .map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
-            handler(args, ctx)
+            let result = handler(args, ctx)
                 .map(IntoToolResult::into_tool_result)
-                .map_err(ToolFailure::Handler)
+                .map_err(ToolFailure::Handler)?;
+            Ok(match (&check, &result.structured_content) {
+                (Some(schema), Some(value)) if !result.is_error() => {
+                    match crate::validate::validate_object(schema, value) {
+                        Ok(()) => result,
+                        Err(e) => {
+                            log::error!("structured result does not fit the outputSchema: {e}");
+                            CallToolResult::error(format!(
+                                "structured result does not fit the tool's outputSchema: {e}"
+                            ))
+                        }
+                    }
+                }
+                _ => result,
+            })
         };
-        let def = ToolDef::new(name, object_schema(Schema::object().into_value()));
+        let mut def = ToolDef::new(name, tool_schema(object_schema(input)));
+        def.output_schema = output;
         Tool {
             def,
             handler: Arc::new(f),
@@ -246,6 +367,13 @@ impl Tool {
         self.def.meta = Some(meta);
         self
     }
+}
+
+/// A derived schema as a tool schema, which must say `"type": "object"`: a tagged enum's
+/// `oneOf` of objects does not say it at the top, though every arm is one.
+fn tool_schema(mut m: serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+    m.entry("type").or_insert_with(|| Value::from("object"));
+    m
 }
 
 /// Tool schemas are JSON objects; anything else is wrapped so the definition stays valid.
