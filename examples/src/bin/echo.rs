@@ -1,9 +1,10 @@
 //! The smallest useful MCP server: one tool, `echo`, that answers its `message` as text.
 //! Run it under any MCP client as a stdio server: `target/release/echo`.
-use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
+use mcp_server_kit::{Context, Error, Server, Tool, schema::JsonSchema};
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, JsonSchema)]
 struct EchoArgs {
+    /// Text to echo
     message: String,
 }
 
@@ -12,14 +13,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server =
         mcp_examples::configure(Server::builder("echo", env!("CARGO_PKG_VERSION")), &args)?
             .tool(
-                Tool::new("echo", |args: EchoArgs, _ctx: &Context| {
+                // The input schema comes from EchoArgs: `message`, required, "Text to echo".
+                Tool::typed("echo", |args: EchoArgs, _ctx: &Context| {
                     Ok::<_, Error>(args.message)
                 })
-                .description("Echoes the message back as text")
-                .input_schema(
-                    Schema::object()
-                        .property("message", Schema::string().description("Text to echo")),
-                ),
+                .description("Echoes the message back as text"),
             )
             // The echo handler never blocks: it runs on the stdio reader with no hand-off.
             .quick_handlers(true)
