@@ -35,6 +35,7 @@
 pub mod engine;
 pub mod executor;
 pub mod jsonrpc;
+pub mod queue;
 pub mod service;
 pub mod transport;
 pub mod types;

@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::framing::{
     DEFAULT_MAX_LINE_LEN, FrameError, LineRead, MessageReader, MessageWriter, read_bounded_line,
 };
-use crate::queue::{DEFAULT_MAX_QUEUED_BYTES, Feeder, byte_bounded, message_size};
+use mcp_core::queue::{DEFAULT_MAX_QUEUED_BYTES, Feeder, byte_bounded, message_size};
 
 /// The longest stderr line forwarded to the log; longer ones are summarised, not buffered.
 const STDERR_LINE_LIMIT: usize = 64 * 1024;
@@ -311,7 +311,7 @@ fn read_stdout(
             }
         };
         // Waits for room (in bytes and in messages): meanwhile stdout is not read.
-        if !to.send(item, size, stop) {
+        if !to.send(item, size, stop, None) {
             return;
         }
     }

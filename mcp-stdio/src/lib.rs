@@ -85,7 +85,6 @@ mod error;
 mod framing;
 mod negotiated;
 mod output;
-mod queue;
 mod reading;
 mod server;
 
@@ -93,7 +92,7 @@ pub use child::{ChildBuilder, ChildHandle};
 pub use connection::{Connection, memory};
 pub use error::Error;
 pub use framing::{DEFAULT_MAX_LINE_LEN, FrameError, MessageReader, MessageWriter};
-pub use queue::DEFAULT_MAX_QUEUED_BYTES;
+pub use mcp_core::queue::DEFAULT_MAX_QUEUED_BYTES;
 pub use server::{Config, ConfigBuilder, serve, serve_on, serve_with};
 
 /// What a framed pipe's error means to a client reading it: an undecodable line is

@@ -669,7 +669,7 @@ impl Shared {
         let size = queue::incoming_size(&ev);
         let sent = self
             .events
-            .send(ev, size, &self.stop_rx, self.cfg.response_timeout);
+            .send(ev, size, &self.stop_rx, Some(self.cfg.response_timeout));
         if !sent && !self.state().closed {
             log::warn!(
                 "the MCP client stopped reading; dropping a message from {}",
