@@ -387,11 +387,13 @@ fn old_server(status: u16) -> OldServer {
                             return;
                         }
                         "GET /mcp" => {
+                            // The stream is kept before the endpoint goes out: the client may
+                            // POST to it (from another connection) the moment it reads it.
+                            *stream.lock().unwrap() = w.try_clone().ok();
                             let _ = write!(
                                 w,
                                 "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages\n\n"
                             );
-                            *stream.lock().unwrap() = w.try_clone().ok();
                         }
                         _ => {
                             let msg: Value = serde_json::from_slice(&body).unwrap_or_default();
