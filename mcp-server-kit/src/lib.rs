@@ -87,7 +87,7 @@ pub use context::Context;
 pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};
-pub use resource::{Resource, ResourceTemplate, with_mime};
+pub use resource::{Blob, IntoResourceResult, Resource, ResourceTemplate, with_mime};
 #[cfg(feature = "request-state")]
 pub use secret::StateSecret;
 pub use server::{Server, ServerBuilder};

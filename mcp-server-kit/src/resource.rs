@@ -1,16 +1,24 @@
 //! Resources and resource templates: definitions plus the handlers that read them.
+//!
+//! A read handler returns anything [`IntoResourceResult`]: text, a [`Blob`], JSON, or the
+//! contents in full. For the short forms the kit fills in the URI being read and the MIME
+//! type declared on the resource (or template), so a handler never repeats its own URI.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_core::types::{
-    Annotations, Icon, Resource as ResourceDef, ResourceContents,
-    ResourceTemplate as ResourceTemplateDef,
+    Annotations, ContentBlock, EmbeddedResource, Icon, ReadResourceResult, Resource as ResourceDef,
+    ResourceContents, ResourceTemplate as ResourceTemplateDef,
 };
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::prompt::Completer;
+use crate::schema::JsonSchema;
+use crate::tool::{IntoToolResult, Structured};
 use crate::uri_template::{TemplateError, UriTemplate};
 
 pub(crate) type ReadFn =
@@ -20,17 +28,261 @@ pub(crate) type TemplateReadFn = dyn Fn(&str, &BTreeMap<String, String>, &Contex
     + Sync
     + 'static;
 
+/// A resource's handler before the kit binds its URI and MIME type: kept so that
+/// [`Resource::mime_type`], called after construction, still reaches what the handler returns.
+type SourceFn = dyn Fn(&str, Option<&str>, &Context) -> Result<Vec<ResourceContents>, Error>
+    + Send
+    + Sync
+    + 'static;
+/// The same for a template, which also gets the variables matched from the URI.
+type TemplateSourceFn = dyn Fn(
+        &str,
+        &BTreeMap<String, String>,
+        Option<&str>,
+        &Context,
+    ) -> Result<Vec<ResourceContents>, Error>
+    + Send
+    + Sync
+    + 'static;
+
+/// Bytes with their MIME type, as a handler returns them: a resource's blob contents, a tool's
+/// image or audio content, a prompt's image message. The kit does the base64 encoding the
+/// protocol wants, so handlers deal in bytes.
+///
+/// ```
+/// use mcp_server_kit::Blob;
+/// let png = Blob::new("image/png", vec![0x89, b'P', b'N', b'G']);
+/// assert_eq!(png.base64(), "iVBORw==");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    mime_type: String,
+    bytes: Vec<u8>,
+}
+
+impl Blob {
+    /// `bytes` of type `mime_type` (such as `image/png`).
+    pub fn new(mime_type: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Blob {
+        Blob {
+            mime_type: mime_type.into(),
+            bytes: bytes.into(),
+        }
+    }
+
+    /// The MIME type.
+    pub fn mime_type(&self) -> &str {
+        &self.mime_type
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes in base64 (standard alphabet, padded), as the protocol carries them.
+    pub fn base64(&self) -> String {
+        base64(&self.bytes)
+    }
+
+    /// As content of a tool result or prompt message: `image/*` becomes image content,
+    /// `audio/*` audio content; any other type has no content kind of its own, so it travels
+    /// as an embedded resource under an empty `data:` URI of its type.
+    pub(crate) fn into_content(self) -> ContentBlock {
+        let data = self.base64();
+        if self.mime_type.starts_with("image/") {
+            ContentBlock::image(data, self.mime_type)
+        } else if self.mime_type.starts_with("audio/") {
+            ContentBlock::audio(data, self.mime_type)
+        } else {
+            let uri = format!("data:{},", self.mime_type);
+            let contents = with_mime(ResourceContents::blob(uri, data), &self.mime_type);
+            ContentBlock::Resource(EmbeddedResource {
+                resource: contents,
+                annotations: None,
+                meta: None,
+                extra: serde_json::Map::new(),
+            })
+        }
+    }
+}
+
+impl IntoToolResult for Blob {
+    fn into_tool_result(self) -> mcp_core::types::CallToolResult {
+        mcp_core::types::CallToolResult::new(vec![self.into_content()])
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 section 4); the kit's only use is [`Blob`], too
+/// small a need for a dependency.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// What a resource read handler may return. The short forms get the URI being read and the
+/// MIME type declared on the resource or template from the kit:
+///
+/// - `String` / `&str`: text contents;
+/// - [`Blob`]: blob contents, with the blob's own MIME type;
+/// - `serde_json::Value` or [`Structured`]: the JSON as text, `application/json`;
+/// - [`ResourceContents`], `Vec<ResourceContents>` or [`ReadResourceResult`]: as given (a
+///   handler with several parts, or other URIs, says so in full).
+pub trait IntoResourceResult {
+    /// The contents of the resource at `uri`, whose declared MIME type is `mime_type`.
+    ///
+    /// # Errors
+    /// When the value cannot be turned into contents (a [`Structured`] value that does not
+    /// serialize).
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error>;
+}
+
+impl IntoResourceResult for Vec<ResourceContents> {
+    fn into_resource_contents(
+        self,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(self)
+    }
+}
+
+impl IntoResourceResult for ResourceContents {
+    fn into_resource_contents(
+        self,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(vec![self])
+    }
+}
+
+/// Only the contents are kept: the cache hints of a result are the server's to set
+/// ([`ServerBuilder`](crate::ServerBuilder)), not one read's.
+impl IntoResourceResult for ReadResourceResult {
+    fn into_resource_contents(
+        self,
+        _: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(self.contents)
+    }
+}
+
+fn text_contents(uri: &str, mime_type: Option<&str>, text: String) -> Vec<ResourceContents> {
+    let contents = ResourceContents::text(uri, text);
+    vec![match mime_type {
+        Some(m) => with_mime(contents, m),
+        None => contents,
+    }]
+}
+
+impl IntoResourceResult for String {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(text_contents(uri, mime_type, self))
+    }
+}
+
+impl IntoResourceResult for &str {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(text_contents(uri, mime_type, self.to_owned()))
+    }
+}
+
+impl IntoResourceResult for Blob {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        let contents = ResourceContents::blob(uri, self.base64());
+        Ok(vec![with_mime(contents, &self.mime_type)])
+    }
+}
+
+impl IntoResourceResult for Value {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        _: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        Ok(text_contents(
+            uri,
+            Some("application/json"),
+            self.to_string(),
+        ))
+    }
+}
+
+impl<T: Serialize + JsonSchema> IntoResourceResult for Structured<T> {
+    fn into_resource_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, Error> {
+        serde_json::to_value(&self.0)
+            .map_err(|e| Error::Message(format!("resource could not be serialized: {e}")))?
+            .into_resource_contents(uri, mime_type)
+    }
+}
+
+/// Binds a resource's handler to its URI and MIME type.
+fn bind(source: &Arc<SourceFn>, uri: &str, mime_type: Option<&str>) -> Arc<ReadFn> {
+    let (source, uri, mime) = (source.clone(), uri.to_owned(), mime_type.map(str::to_owned));
+    Arc::new(move |ctx| source(&uri, mime.as_deref(), ctx))
+}
+
+/// Binds a template's handler to its MIME type.
+fn bind_template(source: &Arc<TemplateSourceFn>, mime_type: Option<&str>) -> Arc<TemplateReadFn> {
+    let (source, mime) = (source.clone(), mime_type.map(str::to_owned));
+    Arc::new(move |uri, vars, ctx| source(uri, vars, mime.as_deref(), ctx))
+}
+
 /// A resource with a fixed URI.
 ///
 /// ```
-/// use mcp_server_kit::Resource;
+/// use mcp_server_kit::{Context, Error, Resource};
 /// let r = Resource::text("test://static-text", "static-text", "text/plain", "hello");
 /// assert_eq!(r.uri(), "test://static-text");
+///
+/// // A handler returns the text alone; the kit adds the URI and the MIME type.
+/// let motd = Resource::new("notes://motd", "motd", |_ctx: &Context| {
+///     Ok::<_, Error>(String::from("Welcome"))
+/// })
+/// .mime_type("text/markdown");
 /// ```
 #[derive(Clone)]
 pub struct Resource {
     pub(crate) def: ResourceDef,
     pub(crate) read: Arc<ReadFn>,
+    source: Arc<SourceFn>,
     pub(crate) subscribable: bool,
 }
 
@@ -41,14 +293,20 @@ impl std::fmt::Debug for Resource {
 }
 
 impl Resource {
-    /// A resource read by `read` each time a client asks.
-    pub fn new<F>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Resource
+    /// A resource read by `read` each time a client asks; `read` returns anything
+    /// [`IntoResourceResult`] (text, a [`Blob`], JSON, or the contents in full).
+    pub fn new<R, F>(uri: impl Into<String>, name: impl Into<String>, read: F) -> Resource
     where
-        F: Fn(&Context) -> Result<Vec<ResourceContents>, Error> + Send + Sync + 'static,
+        R: IntoResourceResult,
+        F: Fn(&Context) -> Result<R, Error> + Send + Sync + 'static,
     {
+        let def = ResourceDef::new(uri, name);
+        let source: Arc<SourceFn> =
+            Arc::new(move |uri, mime, ctx| read(ctx)?.into_resource_contents(uri, mime));
         Resource {
-            def: ResourceDef::new(uri, name),
-            read: Arc::new(read),
+            read: bind(&source, &def.uri, None),
+            source,
+            def,
             subscribable: false,
         }
     }
@@ -87,9 +345,10 @@ impl Resource {
         &self.def
     }
 
-    /// Sets the MIME type.
+    /// Sets the MIME type, which text returned by the handler then carries too.
     pub fn mime_type(mut self, mime: &str) -> Resource {
         self.def.mime_type = Some(mime.to_owned());
+        self.read = bind(&self.source, &self.def.uri, Some(mime));
         self
     }
 
@@ -137,6 +396,7 @@ pub struct ResourceTemplate {
     pub(crate) def: ResourceTemplateDef,
     pub(crate) template: UriTemplate,
     pub(crate) read: Arc<TemplateReadFn>,
+    source: Arc<TemplateSourceFn>,
     pub(crate) completers: BTreeMap<String, Arc<Completer>>,
     pub(crate) subscribable: bool,
 }
@@ -151,26 +411,32 @@ impl std::fmt::Debug for ResourceTemplate {
 
 impl ResourceTemplate {
     /// A template such as `test://template/{id}/data`; `read` gets the concrete URI and the
-    /// variables matched from it.
+    /// variables matched from it, and returns anything [`IntoResourceResult`] (text is filled
+    /// in with that URI and the template's MIME type).
     ///
     /// # Errors
     /// When the template is not a valid RFC 6570 template of the supported forms.
-    pub fn new<F>(
+    pub fn new<R, F>(
         uri_template: &str,
         name: impl Into<String>,
         read: F,
     ) -> Result<ResourceTemplate, TemplateError>
     where
-        F: Fn(&str, &BTreeMap<String, String>, &Context) -> Result<Vec<ResourceContents>, Error>
+        R: IntoResourceResult,
+        F: Fn(&str, &BTreeMap<String, String>, &Context) -> Result<R, Error>
             + Send
             + Sync
             + 'static,
     {
         let template = UriTemplate::parse(uri_template)?;
+        let source: Arc<TemplateSourceFn> = Arc::new(move |uri, vars, mime, ctx| {
+            read(uri, vars, ctx)?.into_resource_contents(uri, mime)
+        });
         Ok(ResourceTemplate {
             def: ResourceTemplateDef::new(uri_template, name),
             template,
-            read: Arc::new(read),
+            read: bind_template(&source, None),
+            source,
             completers: BTreeMap::new(),
             subscribable: false,
         })
@@ -181,9 +447,10 @@ impl ResourceTemplate {
         &self.def
     }
 
-    /// Sets the MIME type of the resources.
+    /// Sets the MIME type of the resources, which text returned by the handler then carries.
     pub fn mime_type(mut self, mime: &str) -> ResourceTemplate {
         self.def.mime_type = Some(mime.to_owned());
+        self.read = bind_template(&self.source, Some(mime));
         self
     }
 

@@ -101,6 +101,19 @@ impl IntoToolResult for &str {
     }
 }
 
+/// JSON without a declared shape: an object becomes `structuredContent` (and its text), any
+/// other value text alone, as `structuredContent` must be an object. Return [`Structured`]
+/// to declare the `outputSchema` as well.
+impl IntoToolResult for Value {
+    fn into_tool_result(self) -> CallToolResult {
+        if self.is_object() {
+            CallToolResult::structured(self)
+        } else {
+            CallToolResult::text(self.to_string())
+        }
+    }
+}
+
 impl IntoToolResult for ContentBlock {
     fn into_tool_result(self) -> CallToolResult {
         CallToolResult::new(vec![self])
