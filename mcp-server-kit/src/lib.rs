@@ -39,6 +39,17 @@
 //! answered from it at step 3 like the lists, and `resources/read` of a `skill://` URI looks
 //! there before the registry.
 //!
+//! # What handlers return
+//!
+//! Tools, resources and prompts take the same short forms, each converted by the kit
+//! ([`IntoToolResult`], [`IntoResourceResult`], [`IntoPromptResult`]): a `String` or `&str`
+//! (text content; a resource's text contents under the URI being read and the MIME type
+//! declared on it; one user message), a [`Blob`] (bytes with a MIME type: image or audio
+//! content, a resource's blob), JSON (`serde_json::Value`, or [`Structured`] to declare the
+//! shape too), or the protocol's full result types when a handler needs more. Tool arguments
+//! ([`Tool::typed`]) and prompt arguments ([`Prompt::typed`]) are types of their own, which
+//! publish their schema or argument list.
+//!
 //! ```
 //! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
 //!
