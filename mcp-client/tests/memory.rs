@@ -12,69 +12,22 @@ use mcp_client::{
     CallOptions, CancelHandle, ChannelTransport, Client, EraCache, Error, Revision, Timeout,
     Unexpected,
 };
-use mcp_core::jsonrpc::{Message, decode};
 use mcp_core::types::{
     CreateMessageResult, ElicitAction, ElicitRequestParams, ElicitResult, Role, SamplingContent,
 };
 use serde_json::{Map, Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
+mod common;
+use common::{Script, WAIT, msg, result, scripted, to_value};
 
-fn msg(v: Value) -> Message {
-    decode(&serde_json::to_vec(&v).unwrap()).unwrap()
-}
-
-fn to_value(m: &Message) -> Value {
-    serde_json::from_slice(&m.to_vec()).unwrap()
-}
-
-/// What a scripted server does with one request (handshake excluded): the messages to send.
-type Script = Box<dyn FnMut(&Value) -> Vec<Value> + Send>;
-
-/// Starts a scripted server on one end of a memory pipe. It answers the handshake of the era
-/// asked for (a legacy server refuses `server/discover` with -32601), hands every other
-/// message to `script`, and copies everything it receives to the returned channel.
-fn server(modern: bool, mut script: Script) -> (ChannelTransport, Receiver<Value>) {
-    let (a, b) = mcp_stdio::memory(16).unwrap();
-    let (seen_tx, seen_rx) = bounded(256);
-    thread::spawn(move || {
-        for item in &b.receiver {
-            let Ok(m) = item else { continue };
-            let v = to_value(&m);
-            let _ = seen_tx.try_send(v.clone());
-            let id = v.get("id").cloned();
-            let replies = match (v["method"].as_str(), id) {
-                (Some("server/discover"), Some(id)) if modern => vec![json!({
-                "jsonrpc": "2.0", "id": id, "result": {
-                    "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
-                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}}
-                }})],
-                (Some("server/discover"), Some(id)) => vec![json!({
-                    "jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32601, "message": "Method not found"}})],
-                (Some("initialize"), Some(id)) => vec![json!({
-                    "jsonrpc": "2.0", "id": id, "result": {
-                        // The revision the client proposed (2025-11-25 unless pinned).
-                        "protocolVersion": v["params"]["protocolVersion"],
-                        "capabilities": {"tools": {}, "resources": {"subscribe": true}},
-                        "serverInfo": {"name": "fake-legacy", "version": "1"}}})],
-                (Some("notifications/initialized"), None) => vec![],
-                _ => script(&v),
-            };
-            for r in replies {
-                if b.sender.send(msg(r)).is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    (ChannelTransport::new(a), seen_rx)
-}
-
-fn result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+/// A scripted server (see `common::scripted`) of the era asked for.
+fn server(modern: bool, script: Script) -> (ChannelTransport, Receiver<Value>) {
+    scripted(
+        modern,
+        json!({"tools": {}, "prompts": {}, "resources": {}}),
+        json!({"tools": {}, "resources": {"subscribe": true}}),
+        script,
+    )
 }
 
 /// The next message the server received with this method.

@@ -12,71 +12,28 @@ use mcp_client::{
     CallOptions, CancelHandle, ChannelTransport, Client, Error, Revision, Started, TaskHandle,
     Timeout, Unexpected,
 };
-use mcp_core::jsonrpc::{Message, decode};
 use mcp_core::types::{ElicitAction, ElicitRequestParams, ElicitResult, TaskStatus};
 use serde_json::{Map, Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
+mod common;
+use common::{Script, WAIT, msg, result, scripted, to_value};
+
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
-fn msg(v: Value) -> Message {
-    decode(&serde_json::to_vec(&v).unwrap()).unwrap()
-}
-
-fn to_value(m: &Message) -> Value {
-    serde_json::from_slice(&m.to_vec()).unwrap()
-}
-
-/// What a scripted server does with one request (handshake excluded): the messages to send.
-type Script = Box<dyn FnMut(&Value) -> Vec<Value> + Send>;
-
-/// Starts a scripted server on one end of a memory pipe: it answers `server/discover` as a
-/// 2026-07-28 server that offers the tasks extension (a legacy one when `legacy`), hands every
-/// other message to `script`, and copies everything it receives to the returned channel.
-fn server_of(legacy: bool, mut script: Script) -> (ChannelTransport, Receiver<Value>) {
-    let (a, b) = mcp_stdio::memory(16).unwrap();
-    let (seen_tx, seen_rx) = bounded(256);
-    thread::spawn(move || {
-        for item in &b.receiver {
-            let Ok(m) = item else { continue };
-            let v = to_value(&m);
-            let _ = seen_tx.try_send(v.clone());
-            let id = v.get("id").cloned();
-            let replies = match (v["method"].as_str(), id) {
-                (Some("server/discover"), Some(id)) if !legacy => vec![json!({
-                "jsonrpc": "2.0", "id": id, "result": {
-                    "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}, "extensions": {TASKS: {}}},
-                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private",
-                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake", "version": "1"}}
-                }})],
-                (Some("server/discover"), Some(id)) => vec![json!({
-                    "jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32601, "message": "Method not found"}})],
-                (Some("initialize"), Some(id)) => vec![json!({
-                    "jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": v["params"]["protocolVersion"],
-                        "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "fake-legacy", "version": "1"}}})],
-                (Some("notifications/initialized"), None) => vec![],
-                _ => script(&v),
-            };
-            for r in replies {
-                if b.sender.send(msg(r)).is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    (ChannelTransport::new(a).named("scripted"), seen_rx)
+/// A scripted server (see `common::scripted`) that offers the tasks extension (a legacy one
+/// when `legacy`).
+fn server_of(legacy: bool, script: Script) -> (ChannelTransport, Receiver<Value>) {
+    let (t, seen) = scripted(
+        !legacy,
+        json!({"tools": {}, "extensions": {TASKS: {}}}),
+        json!({"tools": {}}),
+        script,
+    );
+    (t.named("scripted"), seen)
 }
 
 fn server(script: Script) -> (ChannelTransport, Receiver<Value>) {
     server_of(false, script)
-}
-
-fn result(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// A task as the server shows it, with `extra` fields (status-specific) merged in.
