@@ -99,27 +99,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- helpers
-port_listening() {
-  local hex; hex=$(printf ':%04X ' "$1")
-  cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { print $2 " " }' | grep -q "$hex"
-}
-free_port() {
-  local p i
-  for i in $(seq 100); do
-    p=$((20000 + RANDOM % 12000)) # below the ephemeral range
-    port_listening "$p" || { echo "$p"; return 0; }
-  done
-  return 1
-}
-wait_until() { # wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds or time runs out
-  local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000)); shift
-  until "$@"; do
-    [ "${EPOCHREALTIME/./}" -lt "$deadline" ] || return 1
-    sleep 0.1
-  done
-}
-can_connect() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+. "$(dirname "$0")/recipe-lib.sh" # port_listening free_port wait_until can_connect gone
 
 # ---- secret, Redis, the instances, nginx
 head -c 48 /dev/urandom >"$RUN/state-secret"
