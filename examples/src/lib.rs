@@ -8,7 +8,7 @@
 //!
 //! Several instances behind a load balancer: `--state-secret-file PATH` keys the 2026-07-28
 //! `requestState` and the pagination cursors with a secret the instances share (at least 32
-//! bytes; see [`configure`]), so any instance continues what another started, and
+//! bytes; see [`serve`]), so any instance continues what another started, and
 //! `--instance-tag TAG` puts `TAG.` in front of the legacy session ids and task ids this instance mints, so
 //! a proxy can route each session to the instance that holds it. `--redis-url URL` (examples
 //! built with the `redis` feature) joins the instances' resource updates and list changes
@@ -77,7 +77,7 @@ impl Options {
                 _ => return Err(format!("{flag} takes one value, once; usage: {USAGE}")),
             }
         }
-        let http_only = o.token.is_some() || o.instance_tag.is_some();
+        let http_only = o.token.is_some() || o.instance_tag.is_some() || o.secret_file.is_some();
         if (stdio && o.http.is_some()) || (http_only && o.http.is_none()) {
             return Err(format!("usage: {USAGE}"));
         }
@@ -86,15 +86,13 @@ impl Options {
 }
 
 /// Applies what the command line says about the server itself to its builder, before
-/// `build`: with `--state-secret-file PATH`, the secret its instances share
-/// ([`ServerBuilder::state_secret`](mcp_server_kit::ServerBuilder)); with `--redis-url URL`
+/// `build`: with `--redis-url URL`
 /// (feature `redis`), a [`RedisBroadcast`](mcp_server_kit::broadcast) on [`REDIS_CHANNEL`];
 /// with `--page-size N`, the size of list pages; with `--no-rate-limits`,
 /// no rate limits over HTTP ([`ServerBuilder::rate_limits`]).
 ///
 /// # Errors
-/// Unknown arguments, a secret file that cannot be read or holds fewer than 32 bytes, a page
-/// size that is not a positive number, a Redis server that cannot be reached, or
+/// Unknown arguments, a page size that is not a positive number, a Redis server that cannot be reached, or
 /// `--redis-url` in a binary built without the `redis` feature.
 pub fn configure(
     builder: ServerBuilder,
@@ -120,17 +118,7 @@ pub fn configure(
     } else {
         builder
     };
-    match opts.secret_file {
-        None => Ok(builder),
-        #[cfg(feature = "full")]
-        Some(path) => Ok(builder.state_secret(mcp_server_kit::StateSecret::from_file(path)?)),
-        #[cfg(not(feature = "full"))]
-        Some(_) => Err(
-            "this binary was built without sealed request states (build with the \
-`full` feature)"
-                .into(),
-        ),
-    }
+    Ok(builder)
 }
 
 #[cfg(feature = "redis")]
@@ -156,11 +144,13 @@ fn with_redis(
 }
 
 /// Serves `server` on the transport the arguments name. Returns when the client closes stdin
-/// (stdio), or on HTTP after SIGTERM or Ctrl-C, once the server has drained.
-/// (`--state-secret-file` is [`configure`]'s, applied before the server was built.)
+/// (stdio), or on HTTP after SIGTERM or Ctrl-C, once the server has drained. Over HTTP,
+/// `--state-secret-file PATH` gives the transport the secret its instances share
+/// ([`HttpConfigBuilder::state_secret`](mcp_http_blocking::HttpConfigBuilder::state_secret)).
 ///
 /// # Errors
-/// A transport error, or arguments that name no transport.
+/// A transport error, arguments that name no transport, or a secret file that cannot be read
+/// or holds fewer than 32 bytes.
 pub fn serve(
     server: Server,
     args: impl Iterator<Item = String>,
@@ -180,6 +170,9 @@ fn serve_http(
     opts: &Options,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let mut cfg = mcp_http_blocking::HttpConfig::builder();
+    if let Some(path) = &opts.secret_file {
+        cfg = cfg.state_secret(mcp_http_blocking::StateSecret::from_file(path)?);
+    }
     if let Some(tag) = &opts.instance_tag {
         cfg = cfg.instance_tag(mcp_http_blocking::InstanceTag::new(tag.as_str())?);
     }

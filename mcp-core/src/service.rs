@@ -124,6 +124,31 @@ pub struct SessionInfo {
     /// rate limits on where there is no session to key them on (2026-07-28 exchanges without
     /// authorization). `None` on pipes.
     pub peer: Option<SocketAddr>,
+    /// Seals what a service hands the peer to carry and give back (2026-07-28 `requestState`,
+    /// pagination cursors), where a service cannot keep it itself: a stateless HTTP exchange
+    /// is a session of its own, so the next request finds none of this one's state, and may
+    /// even reach another instance. The transport that needs sealing provides it (the HTTP
+    /// server always does, keyed at random or from a secret its instances share); on a pipe,
+    /// where one session is one peer, it is `None` and the service keeps such state in the
+    /// session.
+    pub sealer: Option<Arc<dyn Sealer>>,
+}
+
+/// Seals bytes so that the peer can carry them but neither read nor change them, and opens
+/// only what this sealer (or one sharing its keys) sealed for the same `context`.
+///
+/// `context` is authenticated but not stored: it binds a sealed value to its use (a state to
+/// the request it belongs to, a cursor to its list), so that one is never accepted as
+/// another. Implementations are an authenticated encryption (an AEAD) under keys the peer
+/// never sees; `Debug` must not show them.
+pub trait Sealer: Send + Sync + fmt::Debug {
+    /// `plaintext` sealed as URL-safe text, or `None` when it cannot be (no random source):
+    /// the caller then fails closed.
+    fn seal(&self, plaintext: &[u8], context: &[u8]) -> Option<String>;
+
+    /// What `sealed` holds, or `None` when it was not sealed by these keys for `context`, or
+    /// was changed.
+    fn open(&self, sealed: &str, context: &[u8]) -> Option<Vec<u8>>;
 }
 
 impl SessionInfo {
@@ -136,7 +161,14 @@ impl SessionInfo {
             handle_may_block: false,
             param_headers: None,
             peer: None,
+            sealer: None,
         }
+    }
+
+    /// Sets the sealer (see [`SessionInfo::sealer`]).
+    pub fn with_sealer(mut self, sealer: Arc<dyn Sealer>) -> Self {
+        self.sealer = Some(sealer);
+        self
     }
 
     /// Sets the network peer (see [`SessionInfo::peer`]).

@@ -40,8 +40,8 @@ use std::fmt;
 pub use server::{
     AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventStore, HttpConfig,
     HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, InstanceTag,
-    MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext, StreamEnd, StreamableHttp,
-    Sweeper,
+    MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext, StateSealer, StateSecret,
+    StreamEnd, StreamableHttp, Sweeper,
 };
 
 /// The header carrying the legacy session id.

@@ -41,6 +41,11 @@ pub(crate) trait Link: Send + Sync {
     fn stash(&self, payload: Vec<u8>) -> String;
     /// The state kept under `handle`, if this session still has it.
     fn unstash(&self, handle: &str) -> Option<Vec<u8>>;
+    /// The transport's sealer, where states travel with the client instead of being stashed
+    /// (see `request_state`).
+    fn sealer(&self) -> Option<&dyn mcp_core::service::Sealer> {
+        None
+    }
     /// Ends the connection carrying this request's stream, keeping the stream resumable.
     fn close_stream(&self, call: &Call) -> bool;
     /// Legacy era: send a request to the client and wait for its answer.

@@ -1,21 +1,20 @@
 //! Opaque pagination cursors.
 //!
-//! A cursor names an offset into one list and carries a 64-bit tag, so a cursor this server did
-//! not mint, or one minted for another list, is refused with -32602 instead of silently paging
-//! from a wrong place. This is an integrity check against mistakes and casual forgery, not a
-//! security boundary: a forged cursor could at worst select another page of a list the client
-//! may read anyway, which is also why the offset itself is not hidden and the tag is short.
+//! A cursor names an offset into one list, so a cursor this server did not mint, or one minted
+//! for another list, is refused with -32602 instead of silently paging from a wrong place.
 //!
-//! Without a configured [`StateSecret`](crate::StateSecret) the tag is SipHash under a
-//! per-process random key (std's `RandomState`). With one, it is HMAC-SHA-256 truncated to 64
-//! bits under a key derived from the secret, so every instance sharing the secret accepts the
-//! cursors of the others; a previous secret (a rotation) is accepted too.
-
-use std::hash::BuildHasher;
+//! Where the transport gives the session a sealer (HTTP: `SessionInfo::sealer`), the cursor is
+//! sealed by it, bound to its list: every instance sharing the transport's secret accepts the
+//! others' cursors, as a load balancer needs. Elsewhere (stdio, where the session is the one
+//! client) a cursor is the offset and a 64-bit SipHash tag under a per-process random key
+//! (std's `RandomState`): an integrity check against mistakes and casual forgery, not a
+//! security boundary, since a forged cursor could at worst select another page of a list the
+//! client may read anyway.
 
 use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 
-use crate::secret::Secrets;
+use mcp_core::service::Sealer;
 
 /// Which list a cursor belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,32 +29,20 @@ pub(crate) enum ListKind {
     Directory,
 }
 
-/// Mints and checks cursors for one server.
-pub(crate) enum CursorCodec {
-    /// This process only.
-    Local(RandomState),
-    /// Keys derived from the shared secrets, the minting key first.
-    #[cfg(feature = "request-state")]
-    Shared(Vec<[u8; 32]>),
-}
+/// Mints and checks this process's own cursors.
+pub(crate) struct CursorCodec(RandomState);
 
 impl CursorCodec {
-    pub(crate) fn new(secrets: &Secrets) -> Self {
-        #[cfg(feature = "request-state")]
-        if let Some(keys) = secrets.keys("cursor") {
-            return CursorCodec::Shared(keys);
-        }
-        let _ = secrets;
-        CursorCodec::Local(RandomState::new())
+    pub(crate) fn new() -> Self {
+        CursorCodec(RandomState::new())
     }
 
-    pub(crate) fn encode(&self, kind: ListKind, offset: usize) -> String {
-        let tag = self.tags(kind, offset).next().unwrap_or(0);
-        format!("{offset}.{tag:016x}")
+    fn encode(&self, kind: ListKind, offset: usize) -> String {
+        format!("{offset}.{:016x}", self.tag(kind, offset))
     }
 
     /// The offset a cursor names, or `None` for a cursor this server did not mint for `kind`.
-    pub(crate) fn decode(&self, kind: ListKind, cursor: &str) -> Option<usize> {
+    fn decode(&self, kind: ListKind, cursor: &str) -> Option<usize> {
         let (offset, tag) = cursor.split_once('.')?;
         let offset: usize = offset.parse().ok()?;
         if tag.len() != 16 {
@@ -63,34 +50,48 @@ impl CursorCodec {
         }
         let tag = u64::from_str_radix(tag, 16).ok()?;
         // A 64-bit comparison: its timing could only leak a tag of a page the client may read.
-        self.tags(kind, offset).any(|t| t == tag).then_some(offset)
+        (self.tag(kind, offset) == tag).then_some(offset)
     }
 
-    /// The tags `offset` of `kind` may carry: the minting key's first.
-    fn tags(&self, kind: ListKind, offset: usize) -> Box<dyn Iterator<Item = u64> + '_> {
-        match self {
-            CursorCodec::Local(keys) => {
-                Box::new(std::iter::once(keys.hash_one((kind, offset as u64))))
-            }
-            #[cfg(feature = "request-state")]
-            CursorCodec::Shared(keys) => Box::new(keys.iter().map(move |k| {
-                use hmac::{Hmac, KeyInit, Mac};
-                let mut m = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(k)
-                    .unwrap_or_else(|_| unreachable!("HMAC takes keys of any length"));
-                m.update(kind.label().as_bytes());
-                m.update(&(offset as u64).to_be_bytes());
-                let full = m.finalize().into_bytes();
-                let mut first = [0u8; 8];
-                first.copy_from_slice(&full[..8]);
-                u64::from_be_bytes(first)
-            })),
-        }
+    fn tag(&self, kind: ListKind, offset: usize) -> u64 {
+        self.0.hash_one((kind, offset as u64))
+    }
+}
+
+/// The cursors of one session: sealed by the transport's sealer when it has one, else this
+/// process's own.
+#[derive(Clone, Copy)]
+pub(crate) struct Cursors<'a> {
+    pub(crate) local: &'a CursorCodec,
+    pub(crate) sealer: Option<&'a dyn Sealer>,
+}
+
+impl Cursors<'_> {
+    fn encode(&self, kind: ListKind, offset: usize) -> String {
+        self.sealer
+            .and_then(|s| s.seal(offset.to_string().as_bytes(), &kind.context()))
+            // No random source for a nonce: a cursor only this process accepts still pages.
+            .unwrap_or_else(|| self.local.encode(kind, offset))
+    }
+
+    fn decode(&self, kind: ListKind, cursor: &str) -> Option<usize> {
+        let sealed = self
+            .sealer
+            .and_then(|s| s.open(cursor, &kind.context()))
+            .and_then(|b| std::str::from_utf8(&b).ok()?.parse().ok());
+        sealed.or_else(|| self.local.decode(kind, cursor))
     }
 }
 
 impl ListKind {
-    /// A stable name, so every instance tags a list's cursors alike.
-    #[cfg_attr(not(feature = "request-state"), allow(dead_code))]
+    /// What a sealed cursor is bound to: a stable name per list, so every instance reads a
+    /// list's cursors alike and one list's cursor never pages another.
+    fn context(self) -> Vec<u8> {
+        let mut c = b"cursor\0".to_vec();
+        c.extend_from_slice(self.label().as_bytes());
+        c
+    }
+
     fn label(self) -> &'static str {
         match self {
             ListKind::Tools => "tools/list",
@@ -105,7 +106,7 @@ impl ListKind {
 
 /// One page of `items` starting at the cursor, and the cursor of the next page.
 pub(crate) fn page<T: Clone>(
-    codec: &CursorCodec,
+    codec: Cursors<'_>,
     kind: ListKind,
     items: &[T],
     cursor: Option<&str>,
@@ -127,48 +128,70 @@ pub(crate) fn page<T: Clone>(
 mod tests {
     use super::*;
 
+    /// A stand-in for the transport's sealer: "sealed" is the context and the text, and
+    /// opening checks the context (enough to test how cursors use it).
+    #[derive(Debug)]
+    struct Tagged;
+
+    impl Sealer for Tagged {
+        fn seal(&self, plaintext: &[u8], context: &[u8]) -> Option<String> {
+            Some(format!(
+                "{}|{}",
+                String::from_utf8_lossy(context),
+                String::from_utf8_lossy(plaintext)
+            ))
+        }
+        fn open(&self, sealed: &str, context: &[u8]) -> Option<Vec<u8>> {
+            let (c, p) = sealed.split_once('|')?;
+            (c.as_bytes() == context).then(|| p.as_bytes().to_vec())
+        }
+    }
+
     #[test]
     fn pages_and_refuses_forgeries() {
-        let c = CursorCodec::new(&Secrets::default());
+        let local = CursorCodec::new();
+        let c = Cursors {
+            local: &local,
+            sealer: None,
+        };
         let items: Vec<u32> = (0..5).collect();
-        let (p1, next) = page(&c, ListKind::Tools, &items, None, 2).unwrap();
+        let (p1, next) = page(c, ListKind::Tools, &items, None, 2).unwrap();
         assert_eq!(p1, vec![0, 1]);
         let next = next.unwrap();
-        let (p2, next2) = page(&c, ListKind::Tools, &items, Some(&next), 2).unwrap();
+        let (p2, next2) = page(c, ListKind::Tools, &items, Some(&next), 2).unwrap();
         assert_eq!(p2, vec![2, 3]);
-        let (p3, none) = page(&c, ListKind::Tools, &items, next2.as_deref(), 2).unwrap();
+        let (p3, none) = page(c, ListKind::Tools, &items, next2.as_deref(), 2).unwrap();
         assert_eq!((p3, none), (vec![4], None));
-        assert!(page(&c, ListKind::Prompts, &items, Some(&next), 2).is_err());
-        assert!(page(&c, ListKind::Tools, &items, Some("2.0000000000000000"), 2).is_err());
-        assert!(page(&c, ListKind::Tools, &items, Some("garbage"), 2).is_err());
+        assert!(page(c, ListKind::Prompts, &items, Some(&next), 2).is_err());
+        assert!(page(c, ListKind::Tools, &items, Some("2.0000000000000000"), 2).is_err());
+        assert!(page(c, ListKind::Tools, &items, Some("garbage"), 2).is_err());
+        let other = CursorCodec::new();
         assert!(
-            CursorCodec::new(&Secrets::default())
-                .decode(ListKind::Tools, &next)
-                .is_none()
+            Cursors {
+                local: &other,
+                sealer: None
+            }
+            .decode(ListKind::Tools, &next)
+            .is_none()
         );
     }
 
-    #[cfg(feature = "request-state")]
     #[test]
-    fn a_shared_secret_mints_cursors_every_instance_accepts() {
-        use crate::StateSecret;
-        let secret = |b: u8| Some(StateSecret::from_bytes(vec![b; 32]).unwrap());
-        let with = |current, previous| Secrets { current, previous };
-        let (a, b) = (
-            CursorCodec::new(&with(secret(1), None)),
-            CursorCodec::new(&with(secret(1), None)),
-        );
-        let c = a.encode(ListKind::Tools, 7);
-        assert_eq!(b.decode(ListKind::Tools, &c), Some(7));
-        assert_eq!(b.decode(ListKind::Prompts, &c), None);
+    fn a_session_with_a_sealer_seals_its_cursors_bound_to_the_list() {
+        let local = CursorCodec::new();
+        let c = Cursors {
+            local: &local,
+            sealer: Some(&Tagged),
+        };
+        let items: Vec<u32> = (0..5).collect();
+        let (_, next) = page(c, ListKind::Tools, &items, None, 2).unwrap();
+        let next = next.unwrap();
+        assert_eq!(next, "cursor\0tools/list|2");
         assert_eq!(
-            CursorCodec::new(&with(secret(2), None)).decode(ListKind::Tools, &c),
-            None
+            page(c, ListKind::Tools, &items, Some(&next), 2).unwrap().0,
+            [2, 3]
         );
-        let rotated = CursorCodec::new(&with(secret(2), secret(1)));
-        assert_eq!(rotated.decode(ListKind::Tools, &c), Some(7));
-        // The new secret mints; the old one only opens.
-        let fresh = rotated.encode(ListKind::Tools, 7);
-        assert_eq!(a.decode(ListKind::Tools, &fresh), None);
+        assert!(page(c, ListKind::Prompts, &items, Some(&next), 2).is_err());
+        assert!(page(c, ListKind::Tools, &items, Some("cursor\0tools/list|x"), 2).is_err());
     }
 }

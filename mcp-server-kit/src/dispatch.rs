@@ -3,7 +3,6 @@
 //! Nothing here knows about sessions or transports.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_core::jsonrpc::ErrorObject;
 use mcp_core::types::methods::{
@@ -19,9 +18,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::context::Context;
-use crate::cursor::{ListKind, page};
+use crate::cursor::{Cursors, ListKind, page};
 use crate::error::Error;
-use crate::request_state::fingerprint;
+use crate::request_state;
 use crate::shared::Shared;
 use crate::skills::{Lookup, Skills};
 use crate::tool::ToolFailure;
@@ -115,6 +114,7 @@ fn run_guarded<T>(f: impl FnOnce() -> T) -> Result<T, ErrorObject> {
 /// page from `cursor`.
 pub(crate) fn list(
     shared: &Shared,
+    cursors: Cursors<'_>,
     kind: ListKind,
     cursor: Option<&str>,
     version: ProtocolVersion,
@@ -145,7 +145,7 @@ pub(crate) fn list(
         }
     };
     drop(reg);
-    match page(&shared.cursors, kind, &items, cursor, size) {
+    match page(cursors, kind, &items, cursor, size) {
         Ok((items, next)) => {
             let mut m = Map::new();
             m.insert(key.into(), Value::Array(items));
@@ -192,13 +192,7 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     // What a 2026-07-28 requestState is bound to (only needed in that era).
     let binding = if version.era() == Era::Modern {
         let b = json!([TOOLS_CALL, name, &args]);
-        if let Err(e) = restore_inputs(
-            shared,
-            p.request_state.as_deref(),
-            p.input_responses,
-            &b,
-            ctx,
-        ) {
+        if let Err(e) = restore_inputs(p.request_state.as_deref(), p.input_responses, &b, ctx) {
             return Outcome::Error(e);
         }
         b
@@ -298,24 +292,8 @@ fn handler_failure(
     }
 }
 
-#[derive(Serialize, serde::Deserialize)]
-struct SealedState {
-    v: u8,
-    fp: String,
-    exp: u64,
-    answers: Map<String, Value>,
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_secs()
-}
-
 /// 2026-07-28 retries: verifies `requestState` and loads the answers gathered so far.
 fn restore_inputs(
-    shared: &Shared,
     request_state: Option<&str>,
     responses: Option<InputResponses>,
     binding: &Value,
@@ -327,15 +305,7 @@ fn restore_inputs(
     let mut answers = Map::new();
     if let Some(state) = request_state {
         let bad = || ErrorObject::invalid_params("invalid or expired requestState");
-        let payload = open_state(shared, ctx, state).ok_or_else(bad)?;
-        let sealed: SealedState = serde_json::from_slice(&payload).map_err(|_| bad())?;
-        if sealed.v != 1
-            || sealed.fp != fingerprint(binding.to_string().as_bytes())
-            || sealed.exp < unix_now()
-        {
-            return Err(bad());
-        }
-        answers = sealed.answers;
+        answers = request_state::open(ctx, state, binding).ok_or_else(bad)?;
     }
     // The handler reads answers as JSON (and judges their shape when it asks for its key).
     // A null answer is no answer: the input is asked for again.
@@ -353,44 +323,22 @@ fn restore_inputs(
     Ok(())
 }
 
-/// Without the `request-state` feature there is no key to seal with, so the state stays in
-/// the session and the client gets a handle to it. That is safe where one session is one client
-/// (stdio), and fails closed elsewhere: a 2026-07-28 HTTP exchange is a session of its own, so
-/// a retry there finds no state and gets -32602.
-const LOCAL_STATE: &str = "local:";
-
-fn seal_state(shared: &Shared, ctx: &Context, payload: Vec<u8>) -> String {
-    match &shared.sealer {
-        Some(s) => s.seal(&payload),
-        None => format!("{LOCAL_STATE}{}", ctx.call.link.stash(payload)),
-    }
-}
-
-fn open_state(shared: &Shared, ctx: &Context, state: &str) -> Option<Vec<u8>> {
-    match (&shared.sealer, state.strip_prefix(LOCAL_STATE)) {
-        (Some(s), None) => s.open(state),
-        (None, Some(handle)) => ctx.call.link.unstash(handle),
-        _ => None,
-    }
-}
-
 /// Builds the InputRequiredResult when the handler asked for input it does not have yet.
 fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Value> {
     let inputs = ctx.call.inputs.lock().ok()?;
     if inputs.needed.is_empty() {
         return None;
     }
-    let state = SealedState {
-        v: 1,
-        fp: fingerprint(binding.to_string().as_bytes()),
-        exp: unix_now() + shared.config.request_state_ttl.as_secs(),
-        answers: inputs.answers.clone(),
-    };
-    let payload = serde_json::to_vec(&state).ok()?;
+    let state = request_state::seal(
+        ctx,
+        binding,
+        inputs.answers.clone(),
+        shared.config.request_state_ttl,
+    )?;
     Some(json!({
         "resultType": "input_required",
         "inputRequests": inputs.needed.clone(),
-        "requestState": seal_state(shared, ctx, payload),
+        "requestState": state,
     }))
 }
 
@@ -404,13 +352,7 @@ pub(crate) fn read_resource(
     let modern = version.era() == Era::Modern;
     let uri = p.uri;
     let binding = json!([RESOURCES_READ, &uri]);
-    if let Err(e) = restore_inputs(
-        shared,
-        p.request_state.as_deref(),
-        p.input_responses,
-        &binding,
-        ctx,
-    ) {
+    if let Err(e) = restore_inputs(p.request_state.as_deref(), p.input_responses, &binding, ctx) {
         return Outcome::Error(e);
     }
     if let Some(skills) = shared.skills.as_ref().filter(|_| Skills::owns(&uri)) {
@@ -461,6 +403,7 @@ pub(crate) fn read_resource(
 /// `skills/list`: one page of entries (an entry is never split).
 pub(crate) fn skills_list(
     shared: &Shared,
+    cursors: Cursors<'_>,
     cursor: Option<&str>,
     version: ProtocolVersion,
 ) -> Outcome {
@@ -469,7 +412,7 @@ pub(crate) fn skills_list(
     };
     let entries = skills.list();
     match page(
-        &shared.cursors,
+        cursors,
         ListKind::Skills,
         &entries,
         cursor,
@@ -504,6 +447,7 @@ pub(crate) fn skills_get(shared: &Shared, uri: &str, version: ProtocolVersion) -
 /// is no directory served here (a file, or nothing).
 pub(crate) fn read_directory(
     shared: &Shared,
+    cursors: Cursors<'_>,
     uri: &str,
     cursor: Option<&str>,
     version: ProtocolVersion,
@@ -521,7 +465,7 @@ pub(crate) fn read_directory(
         }
     };
     match page(
-        &shared.cursors,
+        cursors,
         ListKind::Directory,
         &children,
         cursor,
@@ -561,13 +505,7 @@ pub(crate) fn get_prompt(shared: &Shared, p: GetPromptRequestParams, ctx: &Conte
         )));
     }
     let binding = json!([PROMPTS_GET, name, &args]);
-    if let Err(e) = restore_inputs(
-        shared,
-        p.request_state.as_deref(),
-        p.input_responses,
-        &binding,
-        ctx,
-    ) {
+    if let Err(e) = restore_inputs(p.request_state.as_deref(), p.input_responses, &binding, ctx) {
         return Outcome::Error(e);
     }
     match run_guarded(|| (prompt.get)(&args, ctx)) {

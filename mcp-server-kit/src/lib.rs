@@ -15,7 +15,7 @@
 //! # A request's path through the kit
 //!
 //! 1. The transport opens a session through [`Server`] (`server`), which builds a `KitSession`
-//!    over the state every session shares (`shared`: registry, config, executor, sealer).
+//!    over the state every session shares (`shared`: registry, config, executor).
 //! 2. It hands each message to `Session::handle` (`session`), which steps `mcp-core`'s server
 //!    engine; the engine answers `initialize`, `ping` and the like itself, and passes on the rest.
 //! 3. Lists go straight to `dispatch`; calls to a handler go to a worker of the executor, or,
@@ -84,11 +84,16 @@ mod rate;
 mod request_state;
 mod resource;
 pub mod schema;
-mod secret;
 mod server;
 mod session;
 mod shared;
+#[cfg(feature = "skills")]
 pub mod skills;
+/// Without the `skills` feature: a catalog that cannot exist, so the kit's skills paths
+/// compile away and skills requests get -32601.
+#[cfg(not(feature = "skills"))]
+#[path = "skills/off.rs"]
+mod skills;
 mod tasks;
 mod tool;
 pub mod uri_template;
@@ -99,8 +104,6 @@ pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};
 pub use resource::{Blob, IntoResourceResult, Resource, ResourceTemplate, with_mime};
-#[cfg(feature = "request-state")]
-pub use secret::StateSecret;
 pub use server::{Server, ServerBuilder};
 pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{IntoToolResult, NoArgs, Structured, Tool};

@@ -1,176 +1,100 @@
-//! Sealed `requestState` for the 2026-07-28 era.
+//! `requestState` for the 2026-07-28 era.
 //!
 //! In that era a server cannot call the client back in the middle of a request. A handler that
 //! needs input makes the server answer `InputRequiredResult`; the client gathers the answers and
-//! retries with them plus the `requestState` the server handed out. That state travels through
-//! the client, so the server must treat it as attacker-controlled, and it holds the answers the
-//! user gave so far, which the client has no business reading back out of it: it is sealed
-//! with XChaCha20-Poly1305 (an AEAD from RustCrypto: secret and tamper-proof in one step), bound
-//! to the method and arguments of the request it belongs to, and given an expiry.
+//! retries with them plus the `requestState` the server handed out. The state holds the answers
+//! given so far, is bound to the method and arguments of its request, and expires.
 //!
-//! The key is drawn from the OS random source when the server starts, or, with a configured
-//! [`StateSecret`](crate::StateSecret), derived from it so that every instance sharing the
-//! secret opens what any of them sealed. A previous secret (a rotation) is tried for opening
-//! only. XChaCha's 192-bit nonces are drawn at random for every state: many instances share
-//! one key, and random nonces of that size never collide in practice (96-bit ones could).
-//!
-//! The format is `hex(nonce || ciphertext || tag)`: URL-safe and opaque.
+//! Where it lives depends on the transport:
+//! - **Sealed**, when the session has the transport's sealer (`SessionInfo::sealer`; the HTTP
+//!   transport always gives one): a 2026-07-28 HTTP exchange is a session of its own, and the
+//!   retry may reach another instance, so the state travels with the client. It is then
+//!   attacker-controlled, and holds the user's answers, which the client has no business
+//!   reading back: the sealer (an AEAD) keeps it secret and tamper-proof, and binds it to its
+//!   request through the associated data, so a state is never accepted for another request.
+//! - **Kept in the session** otherwise (stdio, where one session is one client): the client
+//!   gets a handle (`local:N`) to a state that never leaves the server, and the kit needs no
+//!   cryptography at all.
 
-#[cfg(feature = "request-state")]
-mod sealed {
-    use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-    use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-    use sha2::{Digest, Sha256};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-    use crate::secret::Secrets;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
-    const NONCE_LEN: usize = 24;
-    /// Bound into every seal, so a ciphertext made for something else under the same key
-    /// (there is none today) could never pass as a request state.
-    const AAD: &[u8] = b"mcp-server-kit requestState v1";
+use crate::context::Context;
 
-    /// Seals with one key and opens with it or, during a rotation, the previous one.
-    pub(crate) struct StateSealer {
-        /// The sealing key first.
-        ciphers: Vec<XChaCha20Poly1305>,
-    }
+/// The prefix of a handle to a state kept in the session.
+const LOCAL_STATE: &str = "local:";
 
-    impl StateSealer {
-        /// Keys derived from the configured secrets, or a fresh random key without them.
-        pub(crate) fn new(secrets: &Secrets) -> Option<StateSealer> {
-            let keys = match secrets.keys("request-state") {
-                Some(keys) => keys,
-                None => {
-                    let mut key = [0u8; 32];
-                    getrandom::fill(&mut key).ok()?;
-                    vec![key]
-                }
-            };
-            let ciphers = keys
-                .iter()
-                .map(|k| XChaCha20Poly1305::new(&(*k).into()))
-                .collect();
-            Some(StateSealer { ciphers })
-        }
-
-        pub(crate) fn seal(&self, payload: &[u8]) -> String {
-            let mut nonce = [0u8; NONCE_LEN];
-            let sealed = getrandom::fill(&mut nonce).ok().and_then(|()| {
-                self.ciphers
-                    .first()?
-                    .encrypt(
-                        &XNonce::from(nonce),
-                        Payload {
-                            msg: payload,
-                            aad: AAD,
-                        },
-                    )
-                    .ok()
-            });
-            match sealed {
-                Some(ct) => {
-                    let mut out = nonce.to_vec();
-                    out.extend_from_slice(&ct);
-                    super::hex(&out)
-                }
-                // No random source (or no key): a state nobody can open, so the retry fails
-                // closed with -32602 instead of reusing a nonce.
-                None => String::new(),
-            }
-        }
-
-        pub(crate) fn open(&self, state: &str) -> Option<Vec<u8>> {
-            let bytes = super::unhex(state)?;
-            if bytes.len() < NONCE_LEN {
-                return None;
-            }
-            let (nonce, ct) = bytes.split_at(NONCE_LEN);
-            let nonce = XNonce::try_from(nonce).ok()?;
-            self.ciphers
-                .iter()
-                .find_map(|c| c.decrypt(&nonce, Payload { msg: ct, aad: AAD }).ok())
-        }
-    }
-
-    /// A digest of a request's identifying parameters, to bind a state to the request.
-    pub(crate) fn fingerprint(bytes: &[u8]) -> String {
-        super::hex(&Sha256::digest(bytes))
-    }
+/// What a state holds.
+#[derive(Serialize, Deserialize)]
+struct State {
+    v: u8,
+    /// The request it belongs to, for a state kept in the session (a sealed one is bound by
+    /// the sealer's associated data instead, and does not carry it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    fp: String,
+    /// Expiry, in seconds since the Unix epoch.
+    exp: u64,
+    answers: Map<String, Value>,
 }
 
-#[cfg(not(feature = "request-state"))]
-mod sealed {
-    /// Without the `request-state` feature no state can be sealed, so handlers that need input
-    /// in the 2026-07-28 era get `CallError::Unsupported`.
-    pub(crate) struct StateSealer;
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs()
+}
 
-    impl StateSealer {
-        pub(crate) fn new(_secrets: &crate::secret::Secrets) -> Option<StateSealer> {
-            None
-        }
-        pub(crate) fn seal(&self, _payload: &[u8]) -> String {
+/// What a sealed state is bound to: its purpose and its request.
+fn context_of(binding: &str) -> Vec<u8> {
+    let mut c = b"requestState\0".to_vec();
+    c.extend_from_slice(binding.as_bytes());
+    c
+}
+
+/// The answers so far as a `requestState` for the request `binding` names (its method and
+/// arguments), good for `ttl`. `None` when it cannot be sealed (no random source): the
+/// caller then fails closed rather than hand out a state nobody can open.
+pub(crate) fn seal(
+    ctx: &Context,
+    binding: &Value,
+    answers: Map<String, Value>,
+    ttl: Duration,
+) -> Option<String> {
+    let binding = binding.to_string();
+    let link = &ctx.call.link;
+    let sealer = link.sealer();
+    let state = State {
+        v: 2,
+        fp: if sealer.is_some() {
             String::new()
-        }
-        pub(crate) fn open(&self, _state: &str) -> Option<Vec<u8>> {
-            None
-        }
-    }
-
-    pub(crate) fn fingerprint(bytes: &[u8]) -> String {
-        super::hex(bytes)
+        } else {
+            binding.clone()
+        },
+        exp: unix_now() + ttl.as_secs(),
+        answers,
+    };
+    let payload = serde_json::to_vec(&state).ok()?;
+    match sealer {
+        Some(s) => s.seal(&payload, &context_of(&binding)),
+        None => Some(format!("{LOCAL_STATE}{}", link.stash(payload))),
     }
 }
 
-pub(crate) use sealed::{StateSealer, fingerprint};
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
-
-#[cfg_attr(not(feature = "request-state"), allow(dead_code))]
-pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-#[cfg(all(test, feature = "request-state"))]
-mod tests {
-    use super::*;
-    use crate::secret::Secrets;
-
-    #[test]
-    fn seal_open_and_tamper() {
-        let s = StateSealer::new(&Secrets::default()).unwrap();
-        let sealed = s.seal(b"{\"a\":1}");
-        assert_eq!(s.open(&sealed).unwrap(), b"{\"a\":1}");
-        // Two seals of one payload differ (a fresh nonce each time) and hide it.
-        let again = s.seal(b"{\"a\":1}");
-        assert_ne!(sealed, again);
-        assert!(!sealed.contains(&hex(b"{\"a\":1}")));
-        // Flip one nibble of the ciphertext.
-        let mut bad = sealed.clone().into_bytes();
-        let i = bad.len() - 1;
-        bad[i] = if bad[i] == b'7' { b'8' } else { b'7' };
-        assert!(s.open(std::str::from_utf8(&bad).unwrap()).is_none());
-        // Another server's key.
-        assert!(
-            StateSealer::new(&Secrets::default())
-                .unwrap()
-                .open(&sealed)
-                .is_none()
-        );
-        assert!(s.open("zz.zz").is_none());
-        assert!(s.open("").is_none());
-    }
+/// The answers a `requestState` carries, or `None` when it is not one this server issued
+/// for the request `binding` names, or has expired.
+pub(crate) fn open(ctx: &Context, state: &str, binding: &Value) -> Option<Map<String, Value>> {
+    let binding = binding.to_string();
+    let link = &ctx.call.link;
+    let payload = match (link.sealer(), state.strip_prefix(LOCAL_STATE)) {
+        (Some(s), None) => s.open(state, &context_of(&binding))?,
+        (None, Some(handle)) => link.unstash(handle)?,
+        // A handle where states are sealed, or a sealed state where they are kept: neither
+        // was issued here.
+        _ => return None,
+    };
+    let s: State = serde_json::from_slice(&payload).ok()?;
+    let bound = link.sealer().is_some() || s.fp == binding;
+    (s.v == 2 && bound && s.exp >= unix_now()).then_some(s.answers)
 }

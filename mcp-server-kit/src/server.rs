@@ -100,6 +100,8 @@ impl ServerBuilder {
     /// and its `SKILL.md` in `resources/list`. The extension is declared under
     /// `capabilities.extensions` (with `directoryRead`), with the `resources` capability it
     /// depends on; [`Skills::rescan`] tells this server's clients when the catalog changed.
+    /// Feature `skills`.
+    #[cfg(feature = "skills")]
     pub fn skills(mut self, skills: Skills) -> Self {
         self.skills = Some(skills);
         self
@@ -290,25 +292,6 @@ impl ServerBuilder {
     /// 500 ms).
     pub fn task_poll_interval(mut self, d: Duration) -> Self {
         self.task_poll_interval = d;
-        self
-    }
-
-    /// Seals 2026-07-28 `requestState` and pagination cursors with keys derived from `secret`
-    /// instead of a key drawn at random when the process starts, so that every instance of
-    /// this server configured with the same secret continues the others' `input_required`
-    /// retries and pages (behind a load balancer, any request may land on any instance).
-    #[cfg(feature = "request-state")]
-    pub fn state_secret(mut self, secret: crate::StateSecret) -> Self {
-        self.config.secrets.current = Some(secret);
-        self
-    }
-
-    /// During a rotation: states and cursors sealed with `secret` are still accepted (until
-    /// they expire), while new ones are sealed with [`ServerBuilder::state_secret`]. Ignored
-    /// without a current secret.
-    #[cfg(feature = "request-state")]
-    pub fn previous_state_secret(mut self, secret: crate::StateSecret) -> Self {
-        self.config.secrets.previous = Some(secret);
         self
     }
 

@@ -23,6 +23,7 @@ use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::context::{Call, Cancel, Context, Inputs, Link};
+use crate::cursor::Cursors;
 use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
 use crate::error::{BadAnswer, Error};
@@ -269,7 +270,12 @@ impl KitSession {
             // The skills extension, when the server serves skills: answered from the
             // in-memory catalog on this thread, like the lists (-32601 without skills).
             ClientRequest::ListSkills(p) => {
-                let o = dispatch::skills_list(&self.shared, p.cursor.as_deref(), version);
+                let o = dispatch::skills_list(
+                    &self.shared,
+                    self.cursors(),
+                    p.cursor.as_deref(),
+                    version,
+                );
                 self.finish(&rc.id, method, version, o);
             }
             ClientRequest::GetSkill(p) => {
@@ -277,8 +283,13 @@ impl KitSession {
                 self.finish(&rc.id, method, version, o);
             }
             ClientRequest::ReadResourceDirectory(p) => {
-                let o =
-                    dispatch::read_directory(&self.shared, &p.uri, p.cursor.as_deref(), version);
+                let o = dispatch::read_directory(
+                    &self.shared,
+                    self.cursors(),
+                    &p.uri,
+                    p.cursor.as_deref(),
+                    version,
+                );
                 self.finish(&rc.id, method, version, o);
             }
             ClientRequest::GetPrompt(p) => {
@@ -311,9 +322,23 @@ impl KitSession {
         }
     }
 
+    /// This session's cursors: sealed by the transport's sealer when it has one.
+    fn cursors(&self) -> Cursors<'_> {
+        Cursors {
+            local: &self.shared.cursors,
+            sealer: self.info.sealer.as_deref(),
+        }
+    }
+
     fn list(&self, rc: &RequestContext, method: &str, kind: Page, p: PaginatedRequestParams) {
         let version = rc.protocol_version;
-        let outcome = dispatch::list(&self.shared, kind, p.cursor.as_deref(), version);
+        let outcome = dispatch::list(
+            &self.shared,
+            self.cursors(),
+            kind,
+            p.cursor.as_deref(),
+            version,
+        );
         self.finish(&rc.id, method, version, outcome);
     }
 
@@ -657,6 +682,10 @@ impl Link for KitSession {
         }
         st.stash.push_back((n, payload));
         n.to_string()
+    }
+
+    fn sealer(&self) -> Option<&dyn mcp_core::service::Sealer> {
+        self.info.sealer.as_deref()
     }
 
     fn unstash(&self, handle: &str) -> Option<Vec<u8>> {

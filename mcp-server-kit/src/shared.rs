@@ -1,5 +1,5 @@
 //! The state every session of one server shares: the tunables, what is registered, the
-//! executor that runs handlers, the cursor codec and the request-state sealer. It sits below the server handle, the
+//! executor that runs handlers, the cursor codec. It sits below the server handle, the
 //! sessions and dispatch, which all read it; it knows none of them.
 
 use std::sync::atomic::AtomicBool;
@@ -12,9 +12,7 @@ use mcp_core::executor::Executor;
 use crate::cursor::CursorCodec;
 use crate::prompt::Prompt;
 use crate::rate::Limiter;
-use crate::request_state::StateSealer;
 use crate::resource::{Resource, ResourceTemplate};
-use crate::secret::Secrets;
 use crate::skills::Skills;
 use crate::tasks::Tasks;
 use crate::tool::Tool;
@@ -33,8 +31,6 @@ pub(crate) struct Config {
     pub(crate) cache_ttl: Duration,
     pub(crate) cache_scope: &'static str,
     pub(crate) request_state_ttl: Duration,
-    /// What request states and cursors are keyed with when shared between instances.
-    pub(crate) secrets: Secrets,
     /// Server pings (`ServerBuilder::ping_every`), off by default.
     pub(crate) ping: Option<crate::ping::PingConfig>,
 }
@@ -54,7 +50,6 @@ impl Default for Config {
             cache_ttl: Duration::ZERO,
             cache_scope: "private",
             request_state_ttl: Duration::from_secs(600),
-            secrets: Secrets::default(),
             ping: None,
         }
     }
@@ -76,8 +71,8 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     registry: RwLock<Registry>,
     pub(crate) pool: Executor,
+    /// Cursors of sessions whose transport seals nothing (stdio, memory).
     pub(crate) cursors: CursorCodec,
-    pub(crate) sealer: Option<StateSealer>,
     /// The tasks extension's tasks (store, settings, running handlers).
     pub(crate) tasks: Arc<Tasks>,
     /// Rate limits and the buckets of 2026-07-28 clients.
@@ -91,7 +86,8 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The state of a server just built, with a fresh cursor codec and request-state key
-    /// (derived from the configured secrets, if any).
+    /// (the sealer of states and cursors that clients carry comes from the transport, with
+    /// each session: `SessionInfo::sealer`).
     pub(crate) fn new(
         engine_config: Arc<ServerConfig>,
         config: Config,
@@ -109,8 +105,7 @@ impl Shared {
             limiter,
             tool_limits: AtomicBool::new(tool_limits),
             engine_config,
-            cursors: CursorCodec::new(&config.secrets),
-            sealer: StateSealer::new(&config.secrets),
+            cursors: CursorCodec::new(),
             config,
             registry: RwLock::new(registry),
             pool,

@@ -1,11 +1,15 @@
 //! Several instances of one server behind a load balancer: with the same state secret each
 //! continues the others' `input_required` retries and pagination cursors, with another it
 //! refuses them, and a rotation keeps accepting what the previous secret sealed. Driven in
-//! memory through the service seam, each "instance" a server of its own.
-#![cfg(feature = "request-state")]
+//! memory through the service seam, each "instance" a server of its own whose sessions carry
+//! the sealer the HTTP transport would give them (`mcp_http_blocking::StateSealer`).
 
+use std::sync::Arc;
+
+use mcp_core::service::{SessionInfo, TransportKind};
+use mcp_http_blocking::{StateSealer, StateSecret};
 use mcp_server_kit::types::ElicitRequestParams;
-use mcp_server_kit::{Context, Error, NoArgs, Server, StateSecret, Tool};
+use mcp_server_kit::{Context, Error, NoArgs, Server, Tool};
 use serde_json::{Value, json};
 
 mod common;
@@ -37,9 +41,22 @@ fn ask(key: &str) -> ElicitRequestParams {
     .unwrap()
 }
 
-/// An instance: a tool that asks twice (so the state carries the first answer), and five
-/// tools listed two per page.
-fn instance(current: Option<StateSecret>, previous: Option<StateSecret>) -> Server {
+/// A session of an instance: a tool that asks twice (so the state carries the first answer),
+/// and five tools listed two per page; sealed under `current` (and `previous`, to open), or a
+/// key of its own without them.
+fn instance(current: Option<StateSecret>, previous: Option<StateSecret>) -> Peer {
+    let sealer = match &current {
+        Some(c) => StateSealer::shared(c, previous.as_ref()),
+        None => StateSealer::random().unwrap(),
+    };
+    let server = server();
+    Peer::open_with(
+        &server,
+        SessionInfo::new(TransportKind::StreamableHttp).with_sealer(Arc::new(sealer)),
+    )
+}
+
+fn server() -> Server {
     let mut b = Server::builder("scaled", "1").page_size(2).tool(Tool::new(
         "two",
         |a: Value, ctx: &Context| {
@@ -61,12 +78,6 @@ fn instance(current: Option<StateSecret>, previous: Option<StateSecret>) -> Serv
         b = b.tool(Tool::new(format!("t{i}"), |_: NoArgs, _: &Context| {
             Ok::<_, Error>("x")
         }));
-    }
-    if let Some(s) = current {
-        b = b.state_secret(s);
-    }
-    if let Some(s) = previous {
-        b = b.previous_state_secret(s);
     }
     b.build().unwrap()
 }
@@ -91,8 +102,8 @@ fn state_of(r: &Value) -> String {
 #[test]
 fn instances_with_one_secret_continue_each_others_retries() {
     let (a, b) = (
-        Peer::open(&instance(Some(secret(1)), None)),
-        Peer::open(&instance(Some(secret(1)), None)),
+        instance(Some(secret(1)), None),
+        instance(Some(secret(1)), None),
     );
     let s1 = state_of(&call(&a, 1, None, json!({})));
     // The retry lands on B, which asks for the second input; the last round is back on A.
@@ -105,20 +116,20 @@ fn instances_with_one_secret_continue_each_others_retries() {
     );
 
     // An instance with another secret refuses both states.
-    let c = Peer::open(&instance(Some(secret(2)), None));
+    let c = instance(Some(secret(2)), None);
     for (id, s) in [(4, &s1), (5, &s2)] {
         let r = call(&c, id, Some(s), json!({"second": answer("two")}));
         assert_eq!(r["error"]["code"], -32602, "{r}");
     }
     // So does one with no secret at all (its key is its own).
-    let d = Peer::open(&instance(None, None));
+    let d = instance(None, None);
     let r = call(&d, 6, Some(&s2), json!({"second": answer("two")}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
 #[test]
 fn a_state_discloses_neither_arguments_nor_answers() {
-    let a = Peer::open(&instance(Some(secret(1)), None));
+    let a = instance(Some(secret(1)), None);
     let s1 = state_of(&call(&a, 1, None, json!({})));
     let s2 = state_of(&call(&a, 2, Some(&s1), json!({"first": answer(ANSWER)})));
     for s in [&s1, &s2] {
@@ -143,8 +154,8 @@ fn a_state_discloses_neither_arguments_nor_answers() {
 
 #[test]
 fn a_rotation_opens_with_the_previous_secret_and_seals_with_the_new() {
-    let old = Peer::open(&instance(Some(secret(1)), None));
-    let rotated = Peer::open(&instance(Some(secret(2)), Some(secret(1))));
+    let old = instance(Some(secret(1)), None);
+    let rotated = instance(Some(secret(2)), Some(secret(1)));
     let s1 = state_of(&call(&old, 1, None, json!({})));
     let s2 = state_of(&call(
         &rotated,
@@ -156,7 +167,7 @@ fn a_rotation_opens_with_the_previous_secret_and_seals_with_the_new() {
     // cannot open it, one on the new secret can.
     let r = call(&old, 3, Some(&s2), json!({"second": answer("two")}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    let new = Peer::open(&instance(Some(secret(2)), None));
+    let new = instance(Some(secret(2)), None);
     let r = call(&new, 4, Some(&s2), json!({"second": answer("two")}));
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     // The previous secret is for opening only: without it, the old state is refused.
@@ -189,9 +200,9 @@ fn pages(instances: &[&Peer]) -> Result<Vec<String>, Value> {
 
 #[test]
 fn cursors_cross_instances_that_share_a_secret_and_its_rotation() {
-    let a = Peer::open(&instance(Some(secret(1)), None));
-    let b = Peer::open(&instance(Some(secret(1)), None));
-    let rotated = Peer::open(&instance(Some(secret(2)), Some(secret(1))));
+    let a = instance(Some(secret(1)), None);
+    let b = instance(Some(secret(1)), None);
+    let rotated = instance(Some(secret(2)), Some(secret(1)));
     let all = ["two", "t0", "t1", "t2", "t3"];
     assert_eq!(pages(&[&a, &b]).unwrap(), all);
     // A cursor of the previous secret still pages on a rotated instance.
@@ -200,7 +211,31 @@ fn cursors_cross_instances_that_share_a_secret_and_its_rotation() {
     let second = rotated.modern(2, "tools/list", json!({ "cursor": cursor }));
     assert_eq!(second["result"]["tools"][0]["name"], "t1", "{second}");
     // Another secret: the second page is refused.
-    let other = Peer::open(&instance(Some(secret(3)), None));
+    let other = instance(Some(secret(3)), None);
     let refused = pages(&[&a, &other]).unwrap_err();
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+#[test]
+fn without_a_sealer_the_state_stays_in_its_session() {
+    // Stdio and in-memory sessions have no sealer: the client gets a handle to a state the
+    // session keeps, which works there and nowhere else (and discloses nothing).
+    let server = server();
+    let (a, b) = (Peer::open(&server), Peer::open(&server));
+    let s1 = state_of(&call(&a, 1, None, json!({})));
+    assert!(s1.starts_with("local:"), "{s1}");
+    assert!(!s1.contains(ARG), "{s1}");
+    let r = call(&b, 2, Some(&s1), json!({"first": answer(ANSWER)}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let s2 = state_of(&call(&a, 3, Some(&s1), json!({"first": answer(ANSWER)})));
+    let done = call(&a, 4, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(
+        done["result"]["content"][0]["text"],
+        format!("{ARG} {ANSWER} two"),
+        "{done}"
+    );
+    // A sealed state is no handle: refused where states are kept.
+    let sealed = state_of(&call(&instance(None, None), 5, None, json!({})));
+    let r = call(&a, 6, Some(&sealed), json!({"first": answer(ANSWER)}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
 }

@@ -3,8 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_core::service::Sealer;
 use mcp_core::version::VersionSet;
 
+use crate::server::seal::StateSecret;
 use crate::server::security::{Authorizer, OriginPolicy};
 use crate::server::store::EventStore;
 
@@ -69,6 +71,13 @@ pub struct HttpConfig {
     pub(crate) auth: Option<AuthConfig>,
     /// Prefix of the legacy session ids this instance mints, `TAG.<random>` (default none).
     pub(crate) instance_tag: Option<InstanceTag>,
+    /// The secret the instances of one server share, to open each other's sealed states and
+    /// cursors (default none: a key of this process's own).
+    pub(crate) state_secret: Option<StateSecret>,
+    /// A previous secret, during a rotation: opens, never seals.
+    pub(crate) previous_state_secret: Option<StateSecret>,
+    /// A sealer of the caller's own, in place of the built-in one.
+    pub(crate) sealer: Option<Arc<dyn Sealer>>,
 }
 
 impl HttpConfig {
@@ -385,6 +394,31 @@ impl HttpConfigBuilder {
         self
     }
 
+    /// Seals 2026-07-28 `requestState` and pagination cursors under a key derived from
+    /// `secret` instead of one drawn at random when the transport starts, so that every
+    /// instance of this server configured with the same secret continues the others'
+    /// `input_required` retries and pages (behind a load balancer, any request may land on any
+    /// instance). See [`StateSealer`](crate::StateSealer).
+    pub fn state_secret(mut self, secret: StateSecret) -> Self {
+        self.config.state_secret = Some(secret);
+        self
+    }
+
+    /// During a rotation: states and cursors sealed under `secret` are still accepted (until
+    /// they expire), while new ones are sealed under [`HttpConfigBuilder::state_secret`].
+    /// Ignored without a current secret.
+    pub fn previous_state_secret(mut self, secret: StateSecret) -> Self {
+        self.config.previous_state_secret = Some(secret);
+        self
+    }
+
+    /// A sealer of your own (a key held in a KMS, say) in place of the built-in
+    /// XChaCha20-Poly1305 one; the secrets above are then unused.
+    pub fn sealer(mut self, sealer: Arc<dyn Sealer>) -> Self {
+        self.config.sealer = Some(sealer);
+        self
+    }
+
     /// The finished [`HttpConfig`].
     pub fn build(self) -> HttpConfig {
         self.config
@@ -504,6 +538,9 @@ impl Default for HttpConfig {
             cors: true,
             auth: None,
             instance_tag: None,
+            state_secret: None,
+            previous_state_secret: None,
+            sealer: None,
         }
     }
 }

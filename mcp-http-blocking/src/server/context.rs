@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mcp_core::executor::Executor;
-use mcp_core::service::Service;
+use mcp_core::service::{Sealer, Service};
 
 use crate::server::answer::Watch;
 use crate::server::config::HttpConfig;
@@ -23,4 +23,6 @@ pub(crate) struct ServerContext {
     /// inside `handle` and the caller writes the answer itself (nobody could write it while
     /// the handler blocks). Idle workers end after 10 s.
     pub(crate) deliver: Option<Executor>,
+    /// Given to every session: seals what 2026-07-28 clients carry between requests.
+    pub(crate) sealer: Arc<dyn Sealer>,
 }

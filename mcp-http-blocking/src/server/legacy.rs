@@ -44,7 +44,7 @@ pub(crate) fn open(
         Kind::Streamable => TransportKind::StreamableHttp,
         Kind::OldSse => TransportKind::LegacySse,
     };
-    let mut info = SessionInfo::new(transport);
+    let mut info = SessionInfo::new(transport).with_sealer(ctx.sealer.clone());
     if let Some(c) = claims {
         info = info.with_auth(c);
     }

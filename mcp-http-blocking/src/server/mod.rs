@@ -11,7 +11,8 @@
 //! 4. Answer delivery (`answer/`): a stream's messages in, a JSON or SSE answer out, and the
 //!    escape that lets an answer start on another thread while its handler still runs.
 //! 5. Shapes and settings that every layer uses: `http` (requests, responses, SSE bodies),
-//!    `config`, `security`, `store`.
+//!    `config`, `security`, `store`, and `seal` (the sealing of what 2026-07-28 clients
+//!    carry between requests).
 
 mod answer;
 mod config;
@@ -19,6 +20,7 @@ mod context;
 mod http;
 mod http_server;
 mod legacy;
+mod seal;
 mod security;
 mod sessions;
 mod stateless;
@@ -28,6 +30,7 @@ mod streamable;
 pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder, InstanceTag};
 pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
+pub use seal::{StateSealer, StateSecret};
 #[cfg(all(test, feature = "client"))]
 pub(crate) use security::decode_header_value;
 pub use security::{AuthError, Authorizer, OriginPolicy};

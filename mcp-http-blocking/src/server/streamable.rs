@@ -23,6 +23,7 @@ use crate::server::http::{
     Body, HttpRequest, HttpResponse, accepts, bad_request, err400, method_not_allowed, read_body,
     session_not_found, unsupported_version,
 };
+use crate::server::seal::StateSealer;
 use crate::server::security::{AuthError, cors_headers, host_allowed, preflight};
 use crate::server::sessions::{Kind, Registry};
 use crate::server::store::MemoryEventStore;
@@ -88,8 +89,15 @@ impl StreamableHttp {
             .event_store
             .clone()
             .unwrap_or_else(|| Arc::new(MemoryEventStore::new(cfg.history)));
+        let sealer = cfg.sealer.clone().unwrap_or_else(|| {
+            Arc::new(StateSealer::for_config(
+                cfg.state_secret.as_ref(),
+                cfg.previous_state_secret.as_ref(),
+            ))
+        });
         StreamableHttp {
             inner: Arc::new(ServerContext {
+                sealer,
                 cfg: Arc::new(cfg),
                 service: Arc::new(service),
                 sessions: Registry::default(),

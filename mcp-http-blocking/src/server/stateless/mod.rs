@@ -65,7 +65,8 @@ pub(crate) fn post(
     let out = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
     let mut info = SessionInfo::new(TransportKind::StreamableHttp)
         .with_protocol_version(version)
-        .with_param_headers(params);
+        .with_param_headers(params)
+        .with_sealer(ctx.sealer.clone());
     if let Some(c) = claims {
         info = info.with_auth(c);
     }
