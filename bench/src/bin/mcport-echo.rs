@@ -1,0 +1,30 @@
+//! mcport's inline server (`McpServer`): the tool runs on the thread that reads stdin.
+//!
+//! One tool, `echo`, with a required string `message`, answered as one text block: the same
+//! surface as this project's `examples/src/bin/echo.rs`, so `stdio-bench` sends all of them the
+//! same bytes.
+
+use mcport::{McpServer, ToolReply, json};
+
+#[derive(serde::Deserialize)]
+struct EchoArgs {
+    message: String,
+}
+
+fn main() -> std::io::Result<()> {
+    let schema = json!({
+        "type": "object",
+        "properties": { "message": { "type": "string", "description": "Text to echo" } },
+        "required": ["message"]
+    });
+    McpServer::new("mcport-echo", env!("CARGO_PKG_VERSION"))
+        .typed_tool(
+            "echo",
+            "Echoes the message back as text",
+            schema,
+            // literal_text: the message itself, not its JSON encoding (`ToolReply::text` would
+            // add quotes), as our echo answers.
+            |args: EchoArgs| ToolReply::literal_text(args.message),
+        )
+        .serve()
+}
