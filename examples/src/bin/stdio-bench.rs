@@ -1,7 +1,8 @@
 //! Stdio benchmark: `tools/call` echo round trips over a child process's pipes.
 //!
 //! ```text
-//! stdio-bench [-n REQUESTS] [--window W] [--server CMD]... [--raw CMD]...
+//! stdio-bench [-n REQUESTS] [--window W] [--rounds R] [--json] [--allow-errors]
+//!             [--server CMD]... [--raw CMD]...
 //! ```
 //!
 //! Each `--server` command is a real MCP server (initialize handshake first); each `--raw`
@@ -10,6 +11,18 @@
 //! directory, e.g. `target/release/`. Every program is measured sending REQUESTS echo calls one
 //! at a time (window 1: latency) and with W in flight (default 64: throughput). The output is a
 //! Markdown table, then the ratios of the first program to the last.
+//!
+//! With `--rounds R` (default 1) the whole list is run R times, interleaved (round 1: every
+//! program at both windows, then round 2, ...), so a change in the machine's load falls on every
+//! program alike; each figure is then the median over the rounds. Besides speed, the bench reads
+//! each server's memory from `/proc/<pid>/status` (Linux): its resident set right after the
+//! handshake (`VmRSS`, idle) and its peak just before its stdin is closed (`VmHWM`). `--json`
+//! prints the medians and every round's figures as one JSON document instead of the tables, for
+//! `bench/`'s `compare`, which sets this bench against other SDKs' servers.
+//!
+//! An error answer to a measured call stops the bench, unless `--allow-errors`: then it is
+//! counted (and timed like any answer) and reported, for servers that shed load by design
+//! (mcport's pooled runtime answers "request queue is full" beyond its queue).
 //!
 //! Build with `cargo build --release -p mcp-examples` and run `target/release/stdio-bench`.
 
@@ -33,12 +46,26 @@ struct Target {
     handshake: bool,
 }
 
-/// Throughput and latency of one run.
+/// Throughput, latency and memory of one run (or the medians of several).
+#[derive(Clone, Copy)]
 struct Stats {
     requests: usize,
     per_sec: f64,
     p50: Duration,
     p99: Duration,
+    /// Measured calls answered with an error (only with `--allow-errors`).
+    errors: usize,
+    /// `VmRSS` in KiB after the handshake (after the first answer for a `--raw` program).
+    idle_rss_kib: Option<u64>,
+    /// `VmHWM` in KiB just before the bench closed the program's stdin.
+    peak_rss_kib: Option<u64>,
+}
+
+/// One program at one window over every round.
+struct Row {
+    target: usize,
+    window: usize,
+    runs: Vec<Stats>,
 }
 
 /// What the reader thread reports for each line from the server.
@@ -68,6 +95,9 @@ fn main() {
 fn run() -> Result<(), String> {
     let mut requests = 20_000usize;
     let mut window = 64usize;
+    let mut rounds = 1usize;
+    let mut json = false;
+    let mut allow_errors = false;
     let mut targets = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -75,6 +105,9 @@ fn run() -> Result<(), String> {
         match arg.as_str() {
             "-n" => requests = parse_count(&value("-n")?)?,
             "--window" => window = parse_count(&value("--window")?)?,
+            "--rounds" => rounds = parse_count(&value("--rounds")?)?,
+            "--json" => json = true,
+            "--allow-errors" => allow_errors = true,
             "--server" | "--raw" => {
                 let cmd = value(&arg)?;
                 let argv: Vec<String> = cmd.split_whitespace().map(String::from).collect();
@@ -89,7 +122,8 @@ fn run() -> Result<(), String> {
             }
             "-h" | "--help" => {
                 println!(
-                    "usage: stdio-bench [-n REQUESTS] [--window W] [--server CMD]... [--raw CMD]..."
+                    "usage: stdio-bench [-n REQUESTS] [--window W] [--rounds R] [--json] \
+                     [--allow-errors] [--server CMD]... [--raw CMD]..."
                 );
                 return Ok(());
             }
@@ -118,16 +152,100 @@ fn run() -> Result<(), String> {
         }
     }
 
-    let mut rows = Vec::new();
-    for t in &targets {
-        for w in [1, window] {
-            eprintln!("stdio-bench: {} window {w}: {requests} requests", t.label);
-            let stats = measure(t, requests, w).map_err(|e| format!("{}: {e}", t.label))?;
-            rows.push((t.label.clone(), w, stats));
+    let mut rows: Vec<Row> = (0..targets.len())
+        .flat_map(|target| {
+            [1, window].map(|window| Row {
+                target,
+                window,
+                runs: Vec::with_capacity(rounds),
+            })
+        })
+        .collect();
+    // Interleaved: every program once per round, so drifting load is shared out evenly.
+    for round in 1..=rounds {
+        for row in &mut rows {
+            let t = &targets[row.target];
+            eprintln!(
+                "stdio-bench: round {round}/{rounds}: {} window {}: {requests} requests",
+                t.label, row.window
+            );
+            let stats = measure(t, requests, row.window, allow_errors)
+                .map_err(|e| format!("{}: {e}", t.label))?;
+            row.runs.push(stats);
         }
     }
-    print_report(&rows, window);
+    if json {
+        println!("{}", json_report(&targets, &rows, requests, window, rounds));
+    } else {
+        let medians: Vec<(String, usize, Stats)> = rows
+            .iter()
+            .map(|r| (targets[r.target].label.clone(), r.window, median(&r.runs)))
+            .collect();
+        print_report(&medians, window, rounds);
+    }
     Ok(())
+}
+
+/// The median of each figure on its own (with an even count, the upper middle one).
+fn median(runs: &[Stats]) -> Stats {
+    fn mid<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        v[v.len() / 2]
+    }
+    fn mid_opt(v: Vec<Option<u64>>) -> Option<u64> {
+        let known: Vec<u64> = v.into_iter().flatten().collect();
+        (!known.is_empty()).then(|| mid(known))
+    }
+    Stats {
+        requests: runs[0].requests,
+        per_sec: mid(runs.iter().map(|s| s.per_sec).collect()),
+        p50: mid(runs.iter().map(|s| s.p50).collect()),
+        p99: mid(runs.iter().map(|s| s.p99).collect()),
+        errors: mid(runs.iter().map(|s| s.errors).collect()),
+        idle_rss_kib: mid_opt(runs.iter().map(|s| s.idle_rss_kib).collect()),
+        peak_rss_kib: mid_opt(runs.iter().map(|s| s.peak_rss_kib).collect()),
+    }
+}
+
+/// The `--json` document: the run's settings, then per program and window the medians and
+/// every round's figures (latencies in µs, memory in KiB, `null` where unknown).
+fn json_report(
+    targets: &[Target],
+    rows: &[Row],
+    requests: usize,
+    window: usize,
+    rounds: usize,
+) -> serde_json::Value {
+    let figures = |s: &Stats| {
+        serde_json::json!({
+            "per_sec": s.per_sec,
+            "p50_us": micros(s.p50),
+            "p99_us": micros(s.p99),
+            "errors": s.errors,
+            "idle_rss_kib": s.idle_rss_kib,
+            "peak_rss_kib": s.peak_rss_kib,
+        })
+    };
+    let rows: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let t = &targets[r.target];
+            serde_json::json!({
+                "label": t.label,
+                "command": t.argv.join(" "),
+                "handshake": t.handshake,
+                "window": r.window,
+                "median": figures(&median(&r.runs)),
+                "runs": r.runs.iter().map(figures).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "requests": requests,
+        "window": window,
+        "rounds": rounds,
+        "rows": rows,
+    })
 }
 
 fn parse_count(s: &str) -> Result<usize, String> {
@@ -146,7 +264,12 @@ fn label_of(argv: &[String]) -> String {
 
 /// Runs one program once: spawn, optional handshake, warm-up, then `requests` calls with at most
 /// `window` in flight.
-fn measure(t: &Target, requests: usize, window: usize) -> Result<Stats, String> {
+fn measure(
+    t: &Target,
+    requests: usize,
+    window: usize,
+    allow_errors: bool,
+) -> Result<Stats, String> {
     let mut child = Command::new(&t.argv[0])
         .args(&t.argv[1..])
         .stdin(Stdio::piped())
@@ -154,7 +277,7 @@ fn measure(t: &Target, requests: usize, window: usize) -> Result<Stats, String> 
         .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", t.argv.join(" ")))?;
-    let result = drive(&mut child, t.handshake, requests, window);
+    let result = drive(&mut child, t.handshake, requests, window, allow_errors);
     // Dropping stdin (inside drive) ends the server; kill it if it lingers after an error.
     if result.is_err() {
         let _ = child.kill();
@@ -168,7 +291,9 @@ fn drive(
     handshake: bool,
     requests: usize,
     window: usize,
+    allow_errors: bool,
 ) -> Result<Stats, String> {
+    let pid = child.id();
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
     let stdout = child.stdout.take().ok_or("no stdout pipe")?;
     // Bounded: the reader never runs more than a window (plus stray notifications) ahead.
@@ -189,11 +314,15 @@ fn drive(
         )
         .map_err(io_err)?;
     }
+    let mut idle_rss_kib = handshake.then(|| proc_status_kib(pid, "VmRSS")).flatten();
     for _ in 0..WARMUP {
         call(&mut out, next_id)?;
         out.flush().map_err(io_err)?;
         wait_reply(&rx, next_id)?;
         next_id += 1;
+        if idle_rss_kib.is_none() && !handshake {
+            idle_rss_kib = proc_status_kib(pid, "VmRSS");
+        }
     }
 
     let first = next_id;
@@ -201,6 +330,7 @@ fn drive(
     let mut latencies = Vec::with_capacity(requests);
     let start = Instant::now();
     let mut sent = 0usize;
+    let mut errors = 0usize;
     while latencies.len() < requests {
         while sent < requests && sent - latencies.len() < window {
             sent_at[sent] = Some(Instant::now());
@@ -208,7 +338,13 @@ fn drive(
             sent += 1;
         }
         out.flush().map_err(io_err)?;
-        let (id, at) = next_reply(&rx)?;
+        let (id, at) = match next_reply(&rx, allow_errors)? {
+            (id, at, true) => (id, at),
+            (id, at, false) => {
+                errors += 1;
+                (id, at)
+            }
+        };
         let slot = id
             .checked_sub(first)
             .and_then(|i| sent_at.get_mut(i as usize))
@@ -217,6 +353,8 @@ fn drive(
         latencies.push(at.duration_since(slot));
     }
     let elapsed = start.elapsed();
+    // The peak over the whole run, read while the server is still alive.
+    let peak_rss_kib = proc_status_kib(pid, "VmHWM");
     drop(out);
     let _ = reader.join();
 
@@ -227,6 +365,22 @@ fn drive(
         per_sec: requests as f64 / elapsed.as_secs_f64(),
         p50: pick(50),
         p99: pick(99),
+        errors,
+        idle_rss_kib,
+        peak_rss_kib,
+    })
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`); `None` off Linux or if unreadable.
+fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status_field_kib(&status, field)
+}
+
+fn status_field_kib(status: &str, field: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
+        rest.trim().strip_suffix("kB")?.trim().parse().ok()
     })
 }
 
@@ -258,7 +412,7 @@ fn call(out: &mut BufWriter<ChildStdin>, id: u64) -> Result<(), String> {
 
 /// Waits for the answer to `id`, which must be the next answer to arrive.
 fn wait_reply(rx: &Receiver<Event>, id: u64) -> Result<(), String> {
-    let (got, _) = next_reply(rx)?;
+    let (got, ..) = next_reply(rx, false)?;
     if got == id {
         Ok(())
     } else {
@@ -266,12 +420,14 @@ fn wait_reply(rx: &Receiver<Event>, id: u64) -> Result<(), String> {
     }
 }
 
-fn next_reply(rx: &Receiver<Event>) -> Result<(u64, Instant), String> {
+/// The next answer: its id, when it was read, and whether it was a success. An error answer
+/// is an `Err` unless `allow_errors`.
+fn next_reply(rx: &Receiver<Event>, allow_errors: bool) -> Result<(u64, Instant, bool), String> {
     match rx.recv_timeout(REPLY_TIMEOUT) {
-        Ok(Event::Reply { id, at, ok: true }) => Ok((id, at)),
-        Ok(Event::Reply { id, ok: false, .. }) => {
-            Err(format!("request {id} got an error response"))
-        }
+        Ok(Event::Reply { id, at, ok }) if ok || allow_errors => Ok((id, at, ok)),
+        Ok(Event::Reply { id, .. }) => Err(format!(
+            "request {id} got an error response (see --allow-errors)"
+        )),
         Ok(Event::Closed(why)) => Err(format!(
             "server closed stdout{}",
             why.map(|w| format!(": {w}")).unwrap_or_default()
@@ -323,17 +479,35 @@ fn read_replies(mut input: impl BufRead, tx: SyncSender<Event>) {
     }
 }
 
-fn print_report(rows: &[(String, usize, Stats)], window: usize) {
-    println!("| program | window | requests | req/s | p50 (µs) | p99 (µs) |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+fn print_report(rows: &[(String, usize, Stats)], window: usize, rounds: usize) {
+    if rounds > 1 {
+        println!("Medians of {rounds} interleaved rounds.");
+        println!();
+    }
+    println!(
+        "| program | window | requests | req/s | p50 (µs) | p99 (µs) | idle RSS (KiB) | peak RSS (KiB) |"
+    );
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let kib = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let errors: Vec<String> = rows
+        .iter()
+        .filter(|r| r.2.errors > 0)
+        .map(|(label, w, s)| format!("{label} at window {w}: {} error answers", s.errors))
+        .collect();
     for (label, w, s) in rows {
         println!(
-            "| {label} | {w} | {} | {:.0} | {:.1} | {:.1} |",
+            "| {label} | {w} | {} | {:.0} | {:.1} | {:.1} | {} | {} |",
             s.requests,
             s.per_sec,
             micros(s.p50),
-            micros(s.p99)
+            micros(s.p99),
+            kib(s.idle_rss_kib),
+            kib(s.peak_rss_kib)
         );
+    }
+    if !errors.is_empty() {
+        println!();
+        println!("Counted in req/s: {}.", errors.join("; "));
     }
     let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
         return;
@@ -377,8 +551,9 @@ fn micros(d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Event, read_replies};
+    use super::{Event, Stats, median, read_replies, status_field_kib};
     use std::sync::mpsc::sync_channel;
+    use std::time::Duration;
 
     #[test]
     fn reader_skips_server_messages_and_flags_errors() {
@@ -411,5 +586,39 @@ mod tests {
         ));
         assert!(matches!(got[2], Event::Closed(None)));
         assert_eq!(got.len(), 3);
+    }
+
+    #[test]
+    fn reads_kib_fields_of_proc_status() {
+        let status = "Name:\techo\nVmHWM:\t    2048 kB\nVmRSS:\t    1536 kB\nThreads:\t1\n";
+        assert_eq!(status_field_kib(status, "VmHWM"), Some(2048));
+        assert_eq!(status_field_kib(status, "VmRSS"), Some(1536));
+        assert_eq!(status_field_kib(status, "VmSwap"), None);
+        // A field whose name only starts like the one asked for is not it.
+        assert_eq!(status_field_kib("VmRSSx:\t1 kB\n", "VmRSS"), None);
+    }
+
+    #[test]
+    fn median_takes_each_figure_on_its_own() {
+        let run = |per_sec: f64, p50: u64, peak: Option<u64>| Stats {
+            requests: 10,
+            per_sec,
+            p50: Duration::from_micros(p50),
+            p99: Duration::from_micros(p50 * 2),
+            errors: 0,
+            idle_rss_kib: None,
+            peak_rss_kib: peak,
+        };
+        let m = median(&[
+            run(300.0, 5, Some(900)),
+            run(100.0, 9, None),
+            run(200.0, 7, Some(700)),
+        ]);
+        assert_eq!(m.per_sec, 200.0);
+        assert_eq!(m.p50, Duration::from_micros(7));
+        assert_eq!(m.p99, Duration::from_micros(14));
+        assert_eq!(m.idle_rss_kib, None);
+        // Unknown figures are left out, not counted as zero: the upper middle of 700 and 900.
+        assert_eq!(m.peak_rss_kib, Some(900));
     }
 }
