@@ -23,24 +23,61 @@ use serde_json::Value;
 /// The lock file this program was built with: the peers' exact versions come from it.
 const LOCK: &str = include_str!("../../Cargo.lock");
 
-/// The servers in the table's order: column title, program, directory (ours or peers), and
-/// whether it speaks MCP (handshake) or is the floor (`--raw`).
-const SERVERS: [(&str, &str, Dir, bool); 5] = [
-    ("this project's `echo`", "echo", Dir::Ours, true),
-    (
-        "mcport inline (`McpServer`)",
-        "mcport-echo",
-        Dir::Peers,
-        true,
-    ),
-    (
-        "mcport pooled (`ConcurrentMcpServer`)",
-        "mcport-pooled-echo",
-        Dir::Peers,
-        true,
-    ),
-    ("rmcp", "rmcp-echo", Dir::Peers, true),
-    ("floor (`stdio-floor`)", "stdio-floor", Dir::Ours, false),
+/// One column of the table.
+struct Server {
+    title: &'static str,
+    program: &'static str,
+    /// Extra arguments; stdio-bench splits its commands on spaces.
+    args: &'static str,
+    dir: Dir,
+    /// An MCP server (`--server`, handshake first) or the floor (`--raw`).
+    handshake: bool,
+}
+
+/// The servers in the table's order.
+const SERVERS: [Server; 6] = [
+    Server {
+        title: "this project's `echo`",
+        program: "echo",
+        args: "",
+        dir: Dir::Ours,
+        handshake: true,
+    },
+    Server {
+        title: "mcport inline (`McpServer`)",
+        program: "mcport-echo",
+        args: "",
+        dir: Dir::Peers,
+        handshake: true,
+    },
+    Server {
+        title: "mcport pooled (`ConcurrentMcpServer`)",
+        program: "mcport-pooled-echo",
+        args: "",
+        dir: Dir::Peers,
+        handshake: true,
+    },
+    Server {
+        title: "rmcp (`stdio()`)",
+        program: "rmcp-echo",
+        args: "",
+        dir: Dir::Peers,
+        handshake: true,
+    },
+    Server {
+        title: "rmcp (`stdio_pipes()`)",
+        program: "rmcp-echo",
+        args: "--pipes",
+        dir: Dir::Peers,
+        handshake: true,
+    },
+    Server {
+        title: "floor (`stdio-floor`)",
+        program: "stdio-floor",
+        args: "",
+        dir: Dir::Ours,
+        handshake: false,
+    },
 ];
 
 #[derive(Clone, Copy)]
@@ -97,17 +134,22 @@ fn run() -> Result<(), String> {
     if !bench.exists() {
         missing.push(bench.display().to_string());
     }
-    for (_, program, dir, handshake) in SERVERS {
-        let path = match dir {
-            Dir::Ours => ours.join(program),
-            Dir::Peers => peers.join(program),
+    for s in &SERVERS {
+        let path = match s.dir {
+            Dir::Ours => ours.join(s.program),
+            Dir::Peers => peers.join(s.program),
         };
         if !path.exists() {
             missing.push(path.display().to_string());
         }
-        argv.push(if handshake { "--server" } else { "--raw" }.into());
-        argv.push(path.display().to_string());
+        argv.push(if s.handshake { "--server" } else { "--raw" }.into());
+        argv.push(
+            format!("{} {}", path.display(), s.args)
+                .trim_end()
+                .to_string(),
+        );
     }
+    missing.dedup();
     if !missing.is_empty() {
         return Err(format!(
             "not built: {}\nbuild with `cargo build --release -p mcp-examples && cargo build \
@@ -207,17 +249,25 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
     let rows = report["rows"]
         .as_array()
         .ok_or("stdio-bench's JSON has no rows")?;
-    let find = |program: &str, w: usize| -> Result<Figures<'_>, String> {
+    // stdio-bench reports the servers in the order they were given, each at window 1 then W
+    // (`wi` 0 and 1).
+    let find = |server: usize, wi: usize| -> Result<Figures<'_>, String> {
+        let s = &SERVERS[server];
+        let w = [1, window][wi];
         let row = rows
-            .iter()
-            .find(|r| {
-                r["command"]
-                    .as_str()
-                    .and_then(|c| Path::new(c).file_name())
-                    .is_some_and(|f| f == program)
-                    && r["window"].as_u64() == Some(w as u64)
+            .get(2 * server + wi)
+            .filter(|r| r["window"].as_u64() == Some(w as u64))
+            .filter(|r| {
+                r["command"].as_str().is_some_and(|c| {
+                    let mut words = c.split(' ');
+                    words
+                        .next()
+                        .and_then(|p| Path::new(p).file_name())
+                        .is_some_and(|f| f == s.program)
+                        && words.collect::<Vec<_>>().join(" ") == s.args
+                })
             })
-            .ok_or(format!("no figures for {program} at window {w}"))?;
+            .ok_or(format!("no figures for {} at window {w}", s.title))?;
         let runs = row["runs"]
             .as_array()
             .map(|runs| runs.iter().filter_map(|r| r["per_sec"].as_f64()).collect())
@@ -228,15 +278,13 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
             requests: report["requests"].as_u64().unwrap_or(0),
         })
     };
-    let mut table: Vec<[Vec<String>; 2]> = Vec::new();
-    for (_, program, _, _) in SERVERS {
-        table.push([find(program, 1)?, find(program, window)?].map(|f| cells(&f)));
+    // Per server, its figures at window 1 and at window W.
+    let mut figures = Vec::with_capacity(SERVERS.len());
+    for i in 0..SERVERS.len() {
+        figures.push([find(i, 0)?, find(i, 1)?]);
     }
-    let floor = |w: usize| {
-        find("stdio-floor", w)
-            .ok()
-            .and_then(|f| f.median["per_sec"].as_f64())
-    };
+    let per_sec = |f: &Figures<'_>| f.median["per_sec"].as_f64();
+    let floor = SERVERS.iter().position(|s| !s.handshake);
 
     let rounds = report["rounds"].as_u64().unwrap_or(0);
     let requests = report["requests"].as_u64().unwrap_or(0);
@@ -245,7 +293,7 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
          rounds (req/s: median, then the lowest and highest round)."
     );
     println!();
-    let titles: Vec<&str> = SERVERS.iter().map(|s| s.0).collect();
+    let titles: Vec<&str> = SERVERS.iter().map(|s| s.title).collect();
     println!("| window | | {} |", titles.join(" | "));
     println!("| ---: | --- |{}", " ---: |".repeat(titles.len()));
     let names = [
@@ -257,36 +305,27 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
         "peak RSS (MiB)",
     ];
     for (wi, w) in [1, window].into_iter().enumerate() {
+        let floor_per_sec = floor.and_then(|f| per_sec(&figures[f][wi]));
+        let columns: Vec<Vec<String>> = figures
+            .iter()
+            .map(|f| {
+                let mut c = cells(&f[wi]);
+                c[2] = match (per_sec(&f[wi]), floor_per_sec) {
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+                    _ => "-".into(),
+                };
+                c
+            })
+            .collect();
         for (k, name) in names.iter().enumerate() {
-            let values: Vec<String> = SERVERS
-                .iter()
-                .enumerate()
-                .map(|(i, (_, program, _, _))| {
-                    if *name == "vs floor" {
-                        let own = find(program, w)
-                            .ok()
-                            .and_then(|f| f.median["per_sec"].as_f64());
-                        match (own, floor(w)) {
-                            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-                            _ => "-".into(),
-                        }
-                    } else {
-                        table[i][wi][k].clone()
-                    }
-                })
-                .collect();
+            let values: Vec<&str> = columns.iter().map(|c| c[k].as_str()).collect();
             let label = if k == 0 { w.to_string() } else { String::new() };
             println!("| {label} | {name} | {} |", values.join(" | "));
         }
     }
-    let idle: Vec<String> = SERVERS
+    let idle: Vec<String> = figures
         .iter()
-        .map(|(_, program, _, _)| {
-            find(program, 1)
-                .ok()
-                .map(|f| mib(&f.median["idle_rss_kib"]))
-                .unwrap_or_else(|| "-".into())
-        })
+        .map(|f| mib(&f[0].median["idle_rss_kib"]))
         .collect();
     println!("| | idle RSS (MiB) | {} |", idle.join(" | "));
     println!();
