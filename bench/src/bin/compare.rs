@@ -414,8 +414,22 @@ fn print_context(argv: &[String], started: SystemTime, before: Option<&str>, aft
         rustc_version().unwrap_or_else(|| "rustc unknown".into())
     );
     let me: Vec<String> = std::env::args().collect();
-    println!("- command: `{}`", me.join(" "));
-    println!("- load generator: `{}`", argv.join(" "));
+    println!("- command: `{}`", shell_words(&me));
+    println!("- load generator: `{}`", shell_words(argv));
+}
+
+/// A command line to paste into a shell: words with spaces or quotes in single quotes.
+fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            if w.is_empty() || w.contains([' ', '\'', '"', '\\', '$', '`']) {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            } else {
+                w.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The first three fields of `/proc/loadavg`.
@@ -441,7 +455,7 @@ fn locked_version(name: &str) -> Option<&'static str> {
 
 fn git_commit() -> Option<String> {
     let out = Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
+        .args(["describe", "--always", "--dirty", "--abbrev=7"])
         .stderr(Stdio::null())
         .output()
         .ok()?;
@@ -478,7 +492,7 @@ fn utc_date_time(t: SystemTime) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{locked_version, thousands, utc_date_time};
+    use super::{locked_version, shell_words, thousands, utc_date_time};
     use std::time::{Duration, UNIX_EPOCH};
 
     #[test]
@@ -487,6 +501,15 @@ mod tests {
         assert_eq!(thousands(999.0), "999");
         assert_eq!(thousands(64_540.3), "64,540");
         assert_eq!(thousands(1_234_567.0), "1,234,567");
+    }
+
+    #[test]
+    fn quotes_words_a_shell_would_split() {
+        let argv = ["stdio-bench", "--server", "rmcp-echo --pipes", "it's"].map(String::from);
+        assert_eq!(
+            shell_words(&argv),
+            r"stdio-bench --server 'rmcp-echo --pipes' 'it'\''s'"
+        );
     }
 
     #[test]
