@@ -207,6 +207,11 @@ fn flood_of_ten_thousand_pipelined_calls_each_answered_once() {
         let m = c
             .next_raw(deadline)
             .unwrap_or_else(|| panic!("only {} of {N} answered in time", seen.len()));
+        if m.get("id").is_none() && m.get("method").is_some() {
+            // A notification of the server's own (its dynamic tool arrives after two
+            // seconds, which a flood on a loaded machine outlasts): not an answer.
+            continue;
+        }
         let id = m["id"]
             .as_i64()
             .unwrap_or_else(|| panic!("unexpected message: {m}"));

@@ -9,6 +9,9 @@ use serde_json::{Value, json};
 fn capabilities() -> Value {
     json!({
         "completions": {},
+        // The skills extension is declared to every revision's clients (SEP-1724's
+        // `extensions`, which hosts of the older revisions use too).
+        "extensions": {"io.modelcontextprotocol/skills": {"directoryRead": true}},
         "logging": {},
         "prompts": {"listChanged": true},
         "resources": {"listChanged": true, "subscribe": true},

@@ -694,3 +694,46 @@ fn the_checks_can_fail() {
         json!({"type": "string", "enum": ["r"], "enumNames": ["Red"]})
     );
 }
+
+#[test]
+fn extensions_are_declared_in_every_revision_but_tasks_only_in_2026() {
+    // Hosts of 2025-06-18 and 2025-11-25 negotiate MCP Apps and skills under
+    // `capabilities.extensions` (SEP-1724) today; the 2026 tasks extension is not theirs.
+    let caps = json!({"tools": {}, "extensions": {
+        "io.modelcontextprotocol/ui": {}, "io.modelcontextprotocol/skills": {},
+        "io.modelcontextprotocol/tasks": {}}});
+    let shaped = |v: ProtocolVersion| {
+        let mut r = json!({"protocolVersion": v.as_str(), "capabilities": caps.clone(),
+            "serverInfo": {"name": "s", "version": "1"}});
+        shape::result(methods::INITIALIZE, &mut r, v).unwrap();
+        r["capabilities"]["extensions"].clone()
+    };
+    for v in [
+        ProtocolVersion::V2024_11_05,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_11_25,
+    ] {
+        assert_eq!(
+            shaped(v),
+            json!({"io.modelcontextprotocol/ui": {}, "io.modelcontextprotocol/skills": {}}),
+            "{v:?}"
+        );
+    }
+    let mut only_tasks = json!({"protocolVersion": "2025-11-25", "capabilities":
+        {"extensions": {"io.modelcontextprotocol/tasks": {}}}, "serverInfo": {"name": "s", "version": "1"}});
+    shape::result(
+        methods::INITIALIZE,
+        &mut only_tasks,
+        ProtocolVersion::V2025_11_25,
+    )
+    .unwrap();
+    assert_eq!(only_tasks["capabilities"], json!({}));
+    let mut r = json!({"supportedVersions": ["2026-07-28"], "capabilities": caps.clone()});
+    shape::result(
+        methods::SERVER_DISCOVER,
+        &mut r,
+        ProtocolVersion::V2026_07_28,
+    )
+    .unwrap();
+    assert_eq!(r["capabilities"]["extensions"], caps["extensions"]);
+}

@@ -15,8 +15,9 @@
 //!   keeps it for hosts written before the nested form (until the extension's GA).
 //! - the **declaration**: a server with a view declares `{}` under
 //!   `capabilities.extensions["io.modelcontextprotocol/ui"]` (the form of SEP-1724).
-//!   `mcp-core` sends `capabilities.extensions` only to 2026-07-28 clients; the extension does
-//!   not need it elsewhere, since hosts find views through the tools' metadata.
+//!   `mcp-core` sends `capabilities.extensions` to clients of every revision, since hosts of
+//!   2025-06-18 and 2025-11-25 negotiate the extension there too; hosts find the views
+//!   themselves through the tools' metadata.
 //!
 //! The view talks to the host, never to the server: the host relays its `tools/call` and
 //! `resources/read`. So a server needs nothing more than the view and the link. The

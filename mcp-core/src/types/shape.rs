@@ -222,7 +222,7 @@ fn client_capabilities(o: &mut Obj, v: ProtocolVersion) {
     if v != V2025_11_25 {
         o.remove("tasks");
     }
-    drop_before(o, "extensions", v, V2026_07_28);
+    extensions(o, v);
 }
 
 fn server_capabilities(o: &mut Obj, v: ProtocolVersion) {
@@ -230,7 +230,25 @@ fn server_capabilities(o: &mut Obj, v: ProtocolVersion) {
     if v != V2025_11_25 {
         o.remove("tasks");
     }
-    drop_before(o, "extensions", v, V2026_07_28);
+    extensions(o, v);
+}
+
+/// `capabilities.extensions` (SEP-1724) is in the schema from 2026-07-28 on, but the
+/// extensions are negotiated there in every revision: hosts that speak 2025-06-18 or
+/// 2025-11-25 declare MCP Apps and skills under it today, and older schemas allow the extra
+/// key (their capabilities do not forbid additional properties), so it is kept. Except the
+/// tasks extension before 2026-07-28: 2025-11-25 has tasks of its own (`capabilities.tasks`),
+/// and a peer of an older revision must not take the declaration for the extension's methods.
+fn extensions(o: &mut Obj, v: ProtocolVersion) {
+    if v >= V2026_07_28 {
+        return;
+    }
+    if let Some(Value::Object(e)) = o.get_mut("extensions") {
+        e.remove(super::tasks_ext::EXTENSION_ID);
+        if e.is_empty() {
+            o.remove("extensions");
+        }
+    }
 }
 
 fn elicitation_property(p: &mut Obj, v: ProtocolVersion) -> Result<(), ShapeError> {
