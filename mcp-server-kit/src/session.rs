@@ -365,11 +365,12 @@ impl KitSession {
             continuation: Mutex::new(None),
         });
         self.state().calls.insert(rc.id.clone(), Arc::clone(&call));
-        let job: Box<dyn FnOnce() + Send> = Box::new(move || {
+        // Boxed only when it goes to the pool: inline it is a plain call.
+        let job = move || {
             let ctx = Context { call };
             let outcome = run(&me.shared, &ctx);
             me.finish(&ctx.call.id, method, ctx.call.version, outcome);
-        });
+        };
         if self.info.handle_may_block {
             // User code may block: the transport keeps reading elsewhere once told (stdio
             // hands its reading to another thread), and the handler runs right here, with no

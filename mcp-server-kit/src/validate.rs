@@ -177,6 +177,98 @@ impl Errs {
     }
 }
 
+/// The keywords of one schema object this module checks, found in one pass over its members.
+/// A schema names a handful of the ~35 keywords below; looking each of them up in the map
+/// (a tree search per keyword, for every value checked) was most of the cost of validating a
+/// small tool call, while one walk over the few members that are there costs a string match
+/// each.
+#[derive(Default)]
+struct Keywords<'s> {
+    r#ref: Option<&'s Value>,
+    ty: Option<&'s Value>,
+    enum_: Option<&'s Value>,
+    const_: Option<&'s Value>,
+    minimum: Option<&'s Value>,
+    maximum: Option<&'s Value>,
+    exclusive_minimum: Option<&'s Value>,
+    exclusive_maximum: Option<&'s Value>,
+    multiple_of: Option<&'s Value>,
+    min_length: Option<&'s Value>,
+    max_length: Option<&'s Value>,
+    min_items: Option<&'s Value>,
+    max_items: Option<&'s Value>,
+    prefix_items: Option<&'s Value>,
+    items: Option<&'s Value>,
+    additional_items: Option<&'s Value>,
+    unique_items: Option<&'s Value>,
+    contains: Option<&'s Value>,
+    min_contains: Option<&'s Value>,
+    max_contains: Option<&'s Value>,
+    required: Option<&'s Value>,
+    min_properties: Option<&'s Value>,
+    max_properties: Option<&'s Value>,
+    dependent_required: Option<&'s Value>,
+    properties: Option<&'s Value>,
+    additional_properties: Option<&'s Value>,
+    pattern_properties: Option<&'s Value>,
+    property_names: Option<&'s Value>,
+    all_of: Option<&'s Value>,
+    any_of: Option<&'s Value>,
+    one_of: Option<&'s Value>,
+    not: Option<&'s Value>,
+    if_: Option<&'s Value>,
+    then: Option<&'s Value>,
+    else_: Option<&'s Value>,
+}
+
+impl<'s> Keywords<'s> {
+    fn of(s: &'s Map<String, Value>) -> Keywords<'s> {
+        let mut k = Keywords::default();
+        for (name, v) in s {
+            let slot = match name.as_str() {
+                "$ref" => &mut k.r#ref,
+                "type" => &mut k.ty,
+                "enum" => &mut k.enum_,
+                "const" => &mut k.const_,
+                "minimum" => &mut k.minimum,
+                "maximum" => &mut k.maximum,
+                "exclusiveMinimum" => &mut k.exclusive_minimum,
+                "exclusiveMaximum" => &mut k.exclusive_maximum,
+                "multipleOf" => &mut k.multiple_of,
+                "minLength" => &mut k.min_length,
+                "maxLength" => &mut k.max_length,
+                "minItems" => &mut k.min_items,
+                "maxItems" => &mut k.max_items,
+                "prefixItems" => &mut k.prefix_items,
+                "items" => &mut k.items,
+                "additionalItems" => &mut k.additional_items,
+                "uniqueItems" => &mut k.unique_items,
+                "contains" => &mut k.contains,
+                "minContains" => &mut k.min_contains,
+                "maxContains" => &mut k.max_contains,
+                "required" => &mut k.required,
+                "minProperties" => &mut k.min_properties,
+                "maxProperties" => &mut k.max_properties,
+                "dependentRequired" => &mut k.dependent_required,
+                "properties" => &mut k.properties,
+                "additionalProperties" => &mut k.additional_properties,
+                "patternProperties" => &mut k.pattern_properties,
+                "propertyNames" => &mut k.property_names,
+                "allOf" => &mut k.all_of,
+                "anyOf" => &mut k.any_of,
+                "oneOf" => &mut k.one_of,
+                "not" => &mut k.not,
+                "if" => &mut k.if_,
+                "then" => &mut k.then,
+                "else" => &mut k.else_,
+                _ => continue,
+            };
+            *slot = Some(v);
+        }
+        k
+    }
+}
+
 /// One step of the path from the value's root to where a check is.
 enum Seg<'a> {
     Key(&'a str),
@@ -275,14 +367,15 @@ impl<'s, 'v> Validator<'s, 'v> {
         if !self.step(depth) {
             return;
         }
+        let k = &Keywords::of(s);
         let d = depth + 1;
-        if let Some(Value::String(r)) = s.get("$ref") {
+        if let Some(Value::String(r)) = k.r#ref {
             self.reference(r, value, d, errs);
         }
         if errs.full() || self.exhausted {
             return;
         }
-        if let Some(t) = s.get("type") {
+        if let Some(t) = k.ty {
             if !type_matches(t, value) {
                 errs.push(self.violation(format!(
                     "expected {}, got {}",
@@ -293,24 +386,24 @@ impl<'s, 'v> Validator<'s, 'v> {
                 return;
             }
         }
-        if let Some(Value::Array(allowed)) = s.get("enum") {
+        if let Some(Value::Array(allowed)) = k.enum_ {
             if !allowed.iter().any(|a| json_eq(a, value)) {
                 errs.push(self.violation(format!("expected one of {}", listing(allowed))));
             }
         }
-        if let Some(c) = s.get("const") {
+        if let Some(c) = k.const_ {
             if !json_eq(c, value) {
                 errs.push(self.violation(format!("expected {}", short(c))));
             }
         }
         match value {
-            Value::Number(_) => self.number(s, value, errs),
-            Value::String(text) => self.string(s, text, errs),
-            Value::Array(items) => self.array(s, items, d, errs),
-            Value::Object(members) => self.members(s, members, d, errs),
+            Value::Number(_) => self.number(k, value, errs),
+            Value::String(text) => self.string(k, text, errs),
+            Value::Array(items) => self.array(k, items, d, errs),
+            Value::Object(members) => self.members(k, members, d, errs),
             _ => {}
         }
-        self.combinators(s, value, d, errs);
+        self.combinators(k, value, d, errs);
     }
 
     fn reference(&mut self, r: &str, value: &'v Value, depth: usize, errs: &mut Errs) {
@@ -328,35 +421,35 @@ impl<'s, 'v> Validator<'s, 'v> {
         self.refs.pop();
     }
 
-    fn number(&mut self, s: &Map<String, Value>, value: &Value, errs: &mut Errs) {
+    fn number(&mut self, k: &Keywords<'_>, value: &Value, errs: &mut Errs) {
         let Some(x) = value.as_f64() else { return };
-        let num = |k: &str| s.get(k).and_then(Value::as_f64);
-        let flag = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
-        if let Some(m) = num("minimum") {
-            if flag("exclusiveMinimum") && x <= m {
+        let num = |v: Option<&Value>| v.and_then(Value::as_f64);
+        let flag = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+        if let Some(m) = num(k.minimum) {
+            if flag(k.exclusive_minimum) && x <= m {
                 errs.push(self.violation(format!("must be greater than {}", fmt_num(m))));
             } else if x < m {
                 errs.push(self.violation(format!("must be at least {}", fmt_num(m))));
             }
         }
-        if let Some(m) = num("maximum") {
-            if flag("exclusiveMaximum") && x >= m {
+        if let Some(m) = num(k.maximum) {
+            if flag(k.exclusive_maximum) && x >= m {
                 errs.push(self.violation(format!("must be less than {}", fmt_num(m))));
             } else if x > m {
                 errs.push(self.violation(format!("must be at most {}", fmt_num(m))));
             }
         }
-        if let Some(m) = num("exclusiveMinimum") {
+        if let Some(m) = num(k.exclusive_minimum) {
             if x <= m {
                 errs.push(self.violation(format!("must be greater than {}", fmt_num(m))));
             }
         }
-        if let Some(m) = num("exclusiveMaximum") {
+        if let Some(m) = num(k.exclusive_maximum) {
             if x >= m {
                 errs.push(self.violation(format!("must be less than {}", fmt_num(m))));
             }
         }
-        if let Some(m) = num("multipleOf").filter(|m| *m > 0.0) {
+        if let Some(m) = num(k.multiple_of).filter(|m| *m > 0.0) {
             let q = x / m;
             // Decimal steps such as 0.1 are not exact in binary: allow a rounding error.
             if q.is_finite() && (q - q.round()).abs() > 1e-9 * q.abs().max(1.0) {
@@ -365,14 +458,14 @@ impl<'s, 'v> Validator<'s, 'v> {
         }
     }
 
-    fn string(&mut self, s: &Map<String, Value>, text: &str, errs: &mut Errs) {
+    fn string(&mut self, k: &Keywords<'_>, text: &str, errs: &mut Errs) {
         let len = || text.chars().count() as u64;
-        if let Some(m) = s.get("minLength").and_then(Value::as_u64) {
+        if let Some(m) = k.min_length.and_then(Value::as_u64) {
             if len() < m {
                 errs.push(self.violation(format!("must be at least {m} characters long")));
             }
         }
-        if let Some(m) = s.get("maxLength").and_then(Value::as_u64) {
+        if let Some(m) = k.max_length.and_then(Value::as_u64) {
             if len() > m {
                 errs.push(self.violation(format!("must be at most {m} characters long")));
             }
@@ -381,27 +474,27 @@ impl<'s, 'v> Validator<'s, 'v> {
 
     fn array(
         &mut self,
-        s: &'s Map<String, Value>,
+        k: &Keywords<'s>,
         items: &'v [Value],
         depth: usize,
         errs: &mut Errs,
     ) {
         let n = items.len() as u64;
-        if let Some(m) = s.get("minItems").and_then(Value::as_u64) {
+        if let Some(m) = k.min_items.and_then(Value::as_u64) {
             if n < m {
                 errs.push(self.violation(format!("must have at least {m} items")));
             }
         }
-        if let Some(m) = s.get("maxItems").and_then(Value::as_u64) {
+        if let Some(m) = k.max_items.and_then(Value::as_u64) {
             if n > m {
                 errs.push(self.violation(format!("must have at most {m} items")));
             }
         }
         // 2020-12: `prefixItems` for the first items, `items` for the rest. Draft 7: `items`
         // as an array for the first items, `additionalItems` for the rest.
-        let (prefix, rest) = match (s.get("prefixItems"), s.get("items")) {
+        let (prefix, rest) = match (k.prefix_items, k.items) {
             (Some(Value::Array(p)), rest) => (p.as_slice(), rest),
-            (_, Some(Value::Array(p))) => (p.as_slice(), s.get("additionalItems")),
+            (_, Some(Value::Array(p))) => (p.as_slice(), k.additional_items),
             (_, rest) => (&[][..], rest),
         };
         for (i, item) in items.iter().enumerate() {
@@ -419,12 +512,12 @@ impl<'s, 'v> Validator<'s, 'v> {
             self.check(schema, item, depth, errs);
             self.path.pop();
         }
-        if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+        if k.unique_items.and_then(Value::as_bool) == Some(true) {
             self.unique(items, depth, errs);
         }
-        if let Some(c) = s.get("contains") {
-            let min = s.get("minContains").and_then(Value::as_u64).unwrap_or(1);
-            let max = s.get("maxContains").and_then(Value::as_u64);
+        if let Some(c) = k.contains {
+            let min = k.min_contains.and_then(Value::as_u64).unwrap_or(1);
+            let max = k.max_contains.and_then(Value::as_u64);
             let mut found = 0u64;
             for (i, item) in items.iter().enumerate() {
                 self.path.push(Seg::Index(i));
@@ -467,12 +560,12 @@ impl<'s, 'v> Validator<'s, 'v> {
 
     fn members(
         &mut self,
-        s: &'s Map<String, Value>,
+        k: &Keywords<'s>,
         members: &'v Map<String, Value>,
         depth: usize,
         errs: &mut Errs,
     ) {
-        if let Some(Value::Array(req)) = s.get("required") {
+        if let Some(Value::Array(req)) = k.required {
             for name in req.iter().filter_map(Value::as_str) {
                 if !members.contains_key(name) {
                     errs.push(self.violation_at(Some(name), "required property missing".into()));
@@ -480,17 +573,17 @@ impl<'s, 'v> Validator<'s, 'v> {
             }
         }
         let n = members.len() as u64;
-        if let Some(m) = s.get("minProperties").and_then(Value::as_u64) {
+        if let Some(m) = k.min_properties.and_then(Value::as_u64) {
             if n < m {
                 errs.push(self.violation(format!("must have at least {m} properties")));
             }
         }
-        if let Some(m) = s.get("maxProperties").and_then(Value::as_u64) {
+        if let Some(m) = k.max_properties.and_then(Value::as_u64) {
             if n > m {
                 errs.push(self.violation(format!("must have at most {m} properties")));
             }
         }
-        if let Some(Value::Object(deps)) = s.get("dependentRequired") {
+        if let Some(Value::Object(deps)) = k.dependent_required {
             for (name, needs) in deps {
                 if !members.contains_key(name) {
                     continue;
@@ -506,15 +599,15 @@ impl<'s, 'v> Validator<'s, 'v> {
                 }
             }
         }
-        let props = match s.get("properties") {
+        let props = match k.properties {
             Some(Value::Object(p)) => Some(p),
             _ => None,
         };
         // Which members are "additional" depends on `patternProperties`, which is not checked.
-        let additional = s
-            .get("additionalProperties")
-            .filter(|_| !s.contains_key("patternProperties"));
-        let names = s.get("propertyNames");
+        let additional = k
+            .additional_properties
+            .filter(|_| k.pattern_properties.is_none());
+        let names = k.property_names;
         for (key, member) in members {
             if errs.full() || self.exhausted {
                 return;
@@ -557,12 +650,12 @@ impl<'s, 'v> Validator<'s, 'v> {
 
     fn combinators(
         &mut self,
-        s: &'s Map<String, Value>,
+        k: &Keywords<'s>,
         value: &'v Value,
         depth: usize,
         errs: &mut Errs,
     ) {
-        if let Some(Value::Array(all)) = s.get("allOf") {
+        if let Some(Value::Array(all)) = k.all_of {
             for sub in all {
                 if errs.full() || self.exhausted {
                     return;
@@ -570,26 +663,26 @@ impl<'s, 'v> Validator<'s, 'v> {
                 self.check(sub, value, depth, errs);
             }
         }
-        if let Some(Value::Array(any)) = s.get("anyOf") {
+        if let Some(Value::Array(any)) = k.any_of {
             if !any.is_empty() {
                 self.any_of(any, value, depth, errs);
             }
         }
-        if let Some(Value::Array(one)) = s.get("oneOf") {
+        if let Some(Value::Array(one)) = k.one_of {
             if !one.is_empty() {
                 self.one_of(one, value, depth, errs);
             }
         }
-        if let Some(not) = s.get("not") {
+        if let Some(not) = k.not {
             if self.matches(not, value, depth) && !self.exhausted {
                 errs.push(self.violation("matches a schema it must not match (not)".into()));
             }
         }
-        if let Some(cond) = s.get("if") {
+        if let Some(cond) = k.if_ {
             let branch = if self.matches(cond, value, depth) {
-                s.get("then")
+                k.then
             } else {
-                s.get("else")
+                k.else_
             };
             if let Some(b) = branch {
                 self.check(b, value, depth, errs);

@@ -67,10 +67,16 @@ pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta
     let Some(raw) = params else {
         return Ok(RequestMeta::default());
     };
-    if !raw.get().trim_start().starts_with('{') {
+    let text = raw.get();
+    if !text.trim_start().starts_with('{') {
         return Ok(RequestMeta::default());
     }
-    let head: ParamsHead = serde_json::from_str(raw.get())
+    // Most requests of the legacy era carry no `_meta`: when the name cannot be in the text
+    // (not even escaped), one byte scan replaces a parse of the whole params.
+    if !text.contains("_meta") && !text.contains('\\') {
+        return Ok(RequestMeta::default());
+    }
+    let head: ParamsHead = serde_json::from_str(text)
         .map_err(|e| ErrorObject::invalid_params(format!("malformed _meta: {e}")))?;
     let Some(m) = head.meta else {
         return Ok(RequestMeta::default());
@@ -245,6 +251,18 @@ mod tests {
                 .protocol_version
                 .is_none()
         );
+    }
+
+    #[test]
+    fn an_escaped_meta_name_is_still_read() {
+        // The scan that skips params without `_meta` must not miss an escaped spelling of it.
+        let p = raw(
+            r#"{"name":"x","\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+        );
+        let m = read_request_meta(Some(&p)).unwrap();
+        assert_eq!(m.protocol_version, Some(Value::from("2026-07-28")));
+        // And a `_meta` that is not an object is refused, escaped or not.
+        assert!(read_request_meta(Some(&raw(r#"{"\u005fmeta":3}"#))).is_err());
     }
 
     #[test]
