@@ -127,7 +127,7 @@ pub(crate) fn validate_object(root: &Map<String, Value>, value: &Value) -> Resul
         steps: 0,
         exhausted: false,
         refs: Vec::new(),
-        path: Vec::new(),
+        path: Path::default(),
     };
     let mut errs = Errs::new(MAX_REPORTED);
     v.object(root, value, 0, &mut errs);
@@ -270,9 +270,59 @@ impl<'s> Keywords<'s> {
 }
 
 /// One step of the path from the value's root to where a check is.
+#[derive(Clone, Copy)]
 enum Seg<'a> {
     Key(&'a str),
     Index(usize),
+}
+
+/// How many steps of the path are kept without allocating: tool arguments are rarely nested
+/// deeper, and a validation that allocates nothing costs a small call nothing on the heap.
+const INLINE_PATH: usize = 8;
+
+/// The path from the value's root to where a check is: a stack, on the stack up to
+/// [`INLINE_PATH`] steps, on the heap beyond.
+struct Path<'a> {
+    inline: [Seg<'a>; INLINE_PATH],
+    len: usize,
+    deeper: Vec<Seg<'a>>,
+}
+
+impl Default for Path<'_> {
+    fn default() -> Self {
+        Path {
+            inline: [Seg::Index(0); INLINE_PATH],
+            len: 0,
+            deeper: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Path<'a> {
+    fn push(&mut self, seg: Seg<'a>) {
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = seg,
+            None => self.deeper.push(seg),
+        }
+        self.len += 1;
+    }
+
+    fn pop(&mut self) {
+        if self.len > INLINE_PATH {
+            self.deeper.pop();
+        }
+        self.len = self.len.saturating_sub(1);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Seg<'a>> {
+        self.inline[..self.len.min(INLINE_PATH)]
+            .iter()
+            .chain(&self.deeper)
+    }
 }
 
 struct Validator<'s, 'v> {
@@ -284,7 +334,7 @@ struct Validator<'s, 'v> {
     /// The references being followed, with the value each was applied to: the same pair again
     /// is a cycle that makes no progress.
     refs: Vec<(*const Map<String, Value>, *const Value)>,
-    path: Vec<Seg<'v>>,
+    path: Path<'v>,
 }
 
 impl<'s, 'v> Validator<'s, 'v> {
@@ -620,7 +670,7 @@ impl<'s, 'v> Validator<'s, 'v> {
                     steps: self.steps,
                     exhausted: false,
                     refs: Vec::new(),
-                    path: Vec::new(),
+                    path: Path::default(),
                 };
                 let ok = sub.matches(ns, &key_value, depth);
                 self.steps = sub.steps;
@@ -990,6 +1040,29 @@ mod tests {
             ]
         );
         assert!(errors(s, json!({"z": false, "x": true})).is_empty());
+    }
+
+    #[test]
+    fn paths_deeper_than_the_inline_steps_are_named_whole() {
+        // Eleven levels: past the steps the path keeps without allocating, and back.
+        let mut schema = json!({"type": "string"});
+        let mut value = json!(1);
+        for i in 0..11 {
+            let key = format!("k{i}");
+            schema = json!({"type": "object", "properties": {key.clone(): schema}});
+            value = json!({key: value});
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {"deep": schema, "after": {"type": "string"}}
+        });
+        assert_eq!(
+            errors(schema, json!({"deep": value, "after": 2})),
+            [
+                "after: expected string, got number",
+                "deep.k10.k9.k8.k7.k6.k5.k4.k3.k2.k1.k0: expected string, got number"
+            ]
+        );
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
                 }
             });
         }
-        let (part, used, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (part, used, done) = match find_newline(chunk) {
             Some(i) => (&chunk[..i], i + 1, true),
             None => (chunk, chunk.len(), false),
         };
@@ -140,6 +140,32 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
             return Ok(LineRead::Line);
         }
     }
+}
+
+/// The index of the first `\n` in `bytes`. Every input byte passes through here, and a plain
+/// byte loop was the reader's own largest cost: this tests a machine word at a time (the
+/// classic "has a zero byte" trick on the word XOR newlines) and finishes byte by byte only in
+/// the word that holds the newline, or in a tail shorter than a word.
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const W: usize = std::mem::size_of::<usize>();
+    const ONES: usize = usize::from_ne_bytes([0x01; W]);
+    const HIGHS: usize = usize::from_ne_bytes([0x80; W]);
+    const NEWLINES: usize = usize::from_ne_bytes([b'\n'; W]);
+    let mut start = 0;
+    for word in bytes.chunks_exact(W) {
+        let mut a = [0u8; W];
+        a.copy_from_slice(word);
+        let x = usize::from_ne_bytes(a) ^ NEWLINES;
+        // Non-zero exactly when some byte of `x` is zero, that is some byte was a newline.
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            break;
+        }
+        start += W;
+    }
+    bytes[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| start + i)
 }
 
 /// Appends without letting `Vec`'s doubling overshoot the limit.
@@ -385,6 +411,26 @@ impl<W: Write> MessageWriter<W> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn finds_the_first_newline_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut v = vec![b'a'; len];
+                // Bytes next to a newline in value, to catch a sloppy word test.
+                v.iter_mut().step_by(3).for_each(|b| *b = 0x0b);
+                v.iter_mut().skip(1).step_by(5).for_each(|b| *b = 0x8a);
+                if at < len {
+                    v[at] = b'\n';
+                    if at + 2 < len {
+                        v[at + 2] = b'\n';
+                    }
+                }
+                let want = v.iter().position(|&b| b == b'\n');
+                assert_eq!(super::find_newline(&v), want, "len {len} at {at}");
+            }
+        }
+    }
     use super::*;
     use std::io::{BufReader, Read};
 
