@@ -108,6 +108,12 @@ impl RequestId {
         }
     }
 
+    /// Appends the id's JSON text.
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        // Writing a number or a string into a Vec cannot fail; serde_json escapes the string.
+        let _ = serde_json::to_writer(&mut *out, self);
+    }
+
     /// The id as a JSON value.
     pub fn to_value(&self) -> Value {
         match self {
@@ -533,9 +539,23 @@ impl Message {
     /// Appends the compact JSON encoding of the message to `out`.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         let start = out.len();
-        // Serializing into a Vec cannot fail: every field is a string, a number, raw JSON or a
-        // `Value`, all of which serialize.
-        let _ = serde_json::to_writer(&mut *out, self);
+        match self {
+            // Every answer to a request takes this path: its frame is fixed text around the id
+            // and the raw result, so it is written as such (the same bytes as through serde,
+            // without the serializer's map state machine).
+            Message::Response(r) => {
+                out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                r.id.encode_into(out);
+                out.extend_from_slice(br#","result":"#);
+                out.extend_from_slice(r.result.get().as_bytes());
+                out.push(b'}');
+            }
+            // Serializing into a Vec cannot fail: every field is a string, a number, raw JSON
+            // or a `Value`, all of which serialize.
+            _ => {
+                let _ = serde_json::to_writer(&mut *out, self);
+            }
+        }
         // Raw payloads that were decoded from pretty-printed input keep their whitespace, which
         // may include newlines; re-encode those compactly so framing stays intact.
         if out[start..].contains(&b'\n') {
@@ -848,11 +868,35 @@ impl<'de> Deserialize<'de> for Member {
     }
 }
 
-impl<'de> Deserialize<'de> for Envelope<'de> {
+/// A member name read as a plain string: the fast way, for the names of nearly every message.
+/// A name serde_json cannot hand over as a Rust string (a lone surrogate escape) fails the
+/// parse, and the message is read again with [`Member`]'s raw names (see [`decode_object`]).
+struct PlainMember(Member);
+
+impl<'de> Deserialize<'de> for PlainMember {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
-        impl<'de> de::Visitor<'de> for V {
-            type Value = Envelope<'de>;
+        impl de::Visitor<'_> for V {
+            type Value = PlainMember;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, name: &str) -> Result<PlainMember, E> {
+                Ok(PlainMember(Member::named(name)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The envelope, with names read by [`PlainMember`] (`PLAIN`) or by [`Member`].
+struct EnvelopeOf<'a, const PLAIN: bool>(Envelope<'a>);
+
+impl<'de, const PLAIN: bool> Deserialize<'de> for EnvelopeOf<'de, PLAIN> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<const PLAIN: bool>;
+        impl<'de, const PLAIN: bool> de::Visitor<'de> for V<PLAIN> {
+            type Value = EnvelopeOf<'de, PLAIN>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON object")
             }
@@ -861,9 +905,15 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
             fn visit_map<A: de::MapAccess<'de>>(
                 self,
                 mut map: A,
-            ) -> Result<Envelope<'de>, A::Error> {
+            ) -> Result<EnvelopeOf<'de, PLAIN>, A::Error> {
                 let mut env = Envelope::default();
-                while let Some(member) = map.next_key::<Member>()? {
+                loop {
+                    let member = if PLAIN {
+                        map.next_key::<PlainMember>()?.map(|m| m.0)
+                    } else {
+                        map.next_key::<Member>()?
+                    };
+                    let Some(member) = member else { break };
                     let (slot, name) = match member {
                         Member::Jsonrpc => (&mut env.jsonrpc, "jsonrpc"),
                         Member::Id => (&mut env.id, "id"),
@@ -886,10 +936,10 @@ impl<'de> Deserialize<'de> for Envelope<'de> {
                         env.repeated = Some(name);
                     }
                 }
-                Ok(env)
+                Ok(EnvelopeOf(env))
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V::<PLAIN>)
     }
 }
 
@@ -943,7 +993,15 @@ fn decode_value(text: &str) -> Result<Message, DecodeError> {
 
 /// Decodes a text that starts with `{`.
 fn decode_object(text: &str) -> Result<Message, DecodeError> {
-    let env: Envelope<'_> = serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
+    // Names as plain strings first; only a text that fails that way (a lone surrogate escape
+    // in a name, or no JSON object at all) is read again with raw names, which decides.
+    let env = match serde_json::from_str::<EnvelopeOf<'_, true>>(text) {
+        Ok(EnvelopeOf(env)) => env,
+        Err(_) => match serde_json::from_str::<EnvelopeOf<'_, false>>(text) {
+            Ok(EnvelopeOf(env)) => env,
+            Err(e) => return Err(classify_json_error(text, e)),
+        },
+    };
     // An id we can echo back in an error response: the member's, if it is one id.
     let echo_id = match env.repeated {
         Some("id") => None,
@@ -1338,6 +1396,36 @@ mod tests {
             matches!(&m, Message::Request(r) if r.id == RequestId::Number(7) && r.method == "ping" && r.params.is_none())
         );
         assert_eq!(m.to_vec(), br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+    }
+
+    #[test]
+    fn responses_encode_as_serde_would() {
+        // The written-out frame of a response must be byte for byte what serializing the
+        // message gives, for both kinds of id, a string id that needs escaping, and a pretty
+        // raw result (re-encoded on one line).
+        let ids = [
+            RequestId::Number(-42),
+            RequestId::Number(i64::MAX),
+            RequestId::from("s-1"),
+            RequestId::from("quote \" and \\ and \u{1}"),
+        ];
+        for id in ids {
+            for result in [r#"{"content":[]}"#, "{\n  \"a\": [1,\n 2]\n}", "null"] {
+                let m = Message::Response(Response {
+                    id: id.clone(),
+                    result: RawValue::from_string(result.to_owned()).unwrap(),
+                });
+                let via_serde = serde_json::to_vec(&m).unwrap();
+                let via_serde = if via_serde.contains(&b'\n') {
+                    serde_json::to_vec(&serde_json::from_slice::<Value>(&via_serde).unwrap())
+                        .unwrap()
+                } else {
+                    via_serde
+                };
+                assert_eq!(m.to_vec(), via_serde, "{id} {result}");
+                assert!(!m.to_vec().contains(&b'\n'));
+            }
+        }
     }
 
     #[test]
