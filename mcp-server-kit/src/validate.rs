@@ -522,13 +522,7 @@ impl<'s, 'v> Validator<'s, 'v> {
         }
     }
 
-    fn array(
-        &mut self,
-        k: &Keywords<'s>,
-        items: &'v [Value],
-        depth: usize,
-        errs: &mut Errs,
-    ) {
+    fn array(&mut self, k: &Keywords<'s>, items: &'v [Value], depth: usize, errs: &mut Errs) {
         let n = items.len() as u64;
         if let Some(m) = k.min_items.and_then(Value::as_u64) {
             if n < m {
@@ -698,13 +692,7 @@ impl<'s, 'v> Validator<'s, 'v> {
         }
     }
 
-    fn combinators(
-        &mut self,
-        k: &Keywords<'s>,
-        value: &'v Value,
-        depth: usize,
-        errs: &mut Errs,
-    ) {
+    fn combinators(&mut self, k: &Keywords<'s>, value: &'v Value, depth: usize, errs: &mut Errs) {
         if let Some(Value::Array(all)) = k.all_of {
             for sub in all {
                 if errs.full() || self.exhausted {
