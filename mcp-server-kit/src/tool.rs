@@ -1,6 +1,6 @@
 //! Tools: a definition (name, schemas, annotations) and a typed handler.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use mcp_core::types::tasks_ext::TaskSupport;
 use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
@@ -162,6 +162,9 @@ pub struct Tool {
     pub(crate) validate: bool,
     /// The tool's own rate limit, if it has one (see [`Tool::rate_limit`]).
     pub(crate) rate_limit: ToolLimit,
+    /// The input schema read once for quick checks (see `validate::Plan`), made at the first
+    /// call and dropped when the schema is replaced.
+    pub(crate) plan: OnceLock<Option<crate::validate::Plan>>,
 }
 
 /// Which rate limit a tool's calls count against.
@@ -267,6 +270,7 @@ impl Tool {
             task_by_handler: false,
             validate: true,
             rate_limit: ToolLimit::Server,
+            plan: OnceLock::new(),
         }
     }
 
@@ -295,6 +299,7 @@ impl Tool {
     /// Sets the input schema (an object schema).
     pub fn input_schema(mut self, schema: impl Into<Value>) -> Tool {
         self.def.input_schema = object_schema(schema.into());
+        self.plan = OnceLock::new();
         self
     }
 
@@ -362,6 +367,12 @@ impl Tool {
         if !self.validate {
             return Ok(());
         }
+        let plan = self
+            .plan
+            .get_or_init(|| crate::validate::Plan::of(&self.def.input_schema));
+        if plan.as_ref().is_some_and(|p| p.accepts(args)) {
+            return Ok(());
+        }
         crate::validate::validate_object(&self.def.input_schema, args).map_err(|e| e.to_string())
     }
 
@@ -399,5 +410,27 @@ fn object_schema(v: Value) -> serde_json::Map<String, Value> {
             m.insert("description".into(), Value::from(other.to_string()));
             m
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_replaced_input_schema_is_checked_not_its_predecessor() {
+        let tool = Tool::new("t", |_args: Value, _ctx: &Context| {
+            Ok(CallToolResult::text("ok"))
+        })
+        .input_schema(json!({"type": "object", "properties": {"n": {"type": "string"}}}));
+        // The first check reads the schema into a plan, which this call then uses.
+        assert!(tool.check_arguments(&json!({"n": "x"})).is_ok());
+        let tool = tool.input_schema(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer"}}
+        }));
+        let err = tool.check_arguments(&json!({"n": "x"})).unwrap_err();
+        assert_eq!(err, "n: expected integer, got string");
     }
 }

@@ -151,6 +151,104 @@ pub(crate) fn validate_object(root: &Map<String, Value>, value: &Value) -> Resul
     }
 }
 
+/// Keywords that only annotate: the validator ignores them, and so may a [`Plan`].
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "$schema",
+    "$comment",
+    "examples",
+    "default",
+    "format",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// A schema of the shape most tools have (an object of named members, each of one JSON type,
+/// some required, others allowed or not), read once into a form that checks a value with no
+/// keyword look-ups. It only ever says "valid" or "ask the validator": a value it does not
+/// accept is checked again by [`validate_object`], which finds and words the violations, so
+/// the two can never disagree on a valid value's fate nor on a message.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// Each member's name and its `type` (`None`: any value).
+    members: Vec<(String, Option<String>)>,
+    required: Vec<String>,
+    /// `additionalProperties: false`.
+    closed: bool,
+}
+
+impl Plan {
+    /// The plan of `root`, or `None` when the schema uses anything beyond that shape.
+    pub(crate) fn of(root: &Map<String, Value>) -> Option<Plan> {
+        let mut plan = Plan {
+            members: Vec::new(),
+            required: Vec::new(),
+            closed: false,
+        };
+        for (key, v) in root {
+            match (key.as_str(), v) {
+                ("type", Value::String(t)) if t == "object" => {}
+                ("properties", Value::Object(props)) => {
+                    for (name, schema) in props {
+                        plan.members.push((name.clone(), member_type(schema)?));
+                    }
+                }
+                ("required", Value::Array(names)) => {
+                    for n in names {
+                        plan.required.push(n.as_str()?.to_owned());
+                    }
+                }
+                ("additionalProperties", Value::Bool(allowed)) => plan.closed = !allowed,
+                (k, _) if ANNOTATIONS.contains(&k) => {}
+                _ => return None,
+            }
+        }
+        Some(plan)
+    }
+
+    /// Whether `value` surely matches the schema; false means "ask the validator".
+    pub(crate) fn accepts(&self, value: &Value) -> bool {
+        let Value::Object(m) = value else {
+            return false;
+        };
+        // The validator's budget counts a check per member: past it, it must be the one to say.
+        if m.len() >= MAX_STEPS {
+            return false;
+        }
+        if !self.required.iter().all(|r| m.contains_key(r)) {
+            return false;
+        }
+        m.iter()
+            .all(|(k, v)| match self.members.iter().find(|(n, _)| n == k) {
+                Some((_, Some(t))) => is_type(t, v),
+                Some((_, None)) => true,
+                None => !self.closed,
+            })
+    }
+}
+
+/// A member schema's one `type` (`Some(None)`: any value), or `None` when the member's schema
+/// has more to check than that.
+fn member_type(schema: &Value) -> Option<Option<String>> {
+    let Value::Object(m) = schema else {
+        return match schema {
+            Value::Bool(true) => Some(None),
+            _ => None,
+        };
+    };
+    let mut ty = None;
+    for (key, v) in m {
+        match (key.as_str(), v) {
+            ("type", Value::String(t)) => ty = Some(t.clone()),
+            (k, _) if ANNOTATIONS.contains(&k) => {}
+            _ => return None,
+        }
+    }
+    Some(ty)
+}
+
 /// Violations gathered by one check, up to a cap (a branch of `anyOf` only needs to know
 /// whether it fails, so it stops at the first).
 struct Errs {
@@ -1028,6 +1126,62 @@ mod tests {
             ]
         );
         assert!(errors(s, json!({"z": false, "x": true})).is_empty());
+    }
+
+    #[test]
+    fn a_plan_accepts_only_what_the_validator_accepts() {
+        let flat = json!({
+            "type": "object",
+            "description": "annotations are fine",
+            "properties": {
+                "message": {"type": "string", "description": "Text"},
+                "count": {"type": "integer"},
+                "any": true,
+                "untyped": {"title": "no type"}
+            },
+            "required": ["message"],
+            "additionalProperties": false
+        });
+        let Value::Object(root) = &flat else { panic!() };
+        let plan = Plan::of(root).expect("the common shape has a plan");
+        let values = [
+            json!({"message": "hi"}),
+            json!({"message": "hi", "count": 3, "any": [1], "untyped": null}),
+            json!({"message": "hi", "count": 3.0}),
+            json!({"message": "hi", "count": 3.5}),
+            json!({"message": 1}),
+            json!({"count": 1}),
+            json!({"message": "hi", "extra": 1}),
+            json!([1]),
+            json!("text"),
+        ];
+        let mut accepted = 0;
+        for v in &values {
+            let valid = validate_object(root, v).is_ok();
+            if plan.accepts(v) {
+                accepted += 1;
+                assert!(valid, "the plan accepted {v}, which the validator refuses");
+            }
+        }
+        // The valid ones (the first three) pass without the validator.
+        assert_eq!(accepted, 3);
+        // Open objects take extra members.
+        let open = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let Value::Object(open) = &open else { panic!() };
+        assert!(Plan::of(open).unwrap().accepts(&json!({"a": "x", "b": 1})));
+        // Anything beyond the shape has no plan: the validator does all the work.
+        for other in [
+            json!({"type": "object", "properties": {"a": {"type": "string", "minLength": 1}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}}),
+            json!({"type": "object", "additionalProperties": {"type": "string"}}),
+            json!({"type": "object", "minProperties": 1}),
+            json!({"type": "array"}),
+            json!({"$ref": "#/$defs/x"}),
+            json!({"type": "object", "required": [1]}),
+        ] {
+            let Value::Object(m) = &other else { panic!() };
+            assert!(Plan::of(m).is_none(), "{other}");
+        }
     }
 
     #[test]
