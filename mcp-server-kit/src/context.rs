@@ -76,28 +76,48 @@ pub(crate) struct Inputs {
 /// A request's cancellation: a flag to poll, and a channel whose sender is dropped when it
 /// fires, so that a handler can also block on it (alone, with a timeout, or in a `select!`
 /// beside its own channels) and wake at once.
+///
+/// The channel is made when a handler first asks to wait on it: most handlers never do, and
+/// making it (and dropping it) was a tenth of the kit's own cost of a quick `tools/call`.
 pub(crate) struct Cancel {
     fired: AtomicBool,
-    /// Dropped when the cancellation fires: every receiver then reports disconnection.
-    sender: Mutex<Option<Sender<()>>>,
-    pub(crate) receiver: Receiver<()>,
+    /// The sender (dropped when the cancellation fires: every receiver then reports
+    /// disconnection) and the receiver handed out, once a handler asked for it.
+    channel: Mutex<Option<(Option<Sender<()>>, Receiver<()>)>>,
 }
 
 impl Cancel {
     pub(crate) fn new() -> Cancel {
-        // Nothing is ever sent: the channel only carries its disconnection.
-        let (tx, rx) = bounded(0);
         Cancel {
             fired: AtomicBool::new(false),
-            sender: Mutex::new(Some(tx)),
-            receiver: rx,
+            channel: Mutex::new(None),
         }
     }
 
-    /// Cancels: the flag first, so a handler woken by the channel sees it set.
+    /// Cancels: the flag first, so a handler woken by the channel sees it set, and so that a
+    /// channel made after this (under the same lock) is made already disconnected.
     pub(crate) fn fire(&self) {
         self.fired.store(true, Ordering::Release);
-        self.sender.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((sender, _)) = self
+            .channel
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            sender.take();
+        }
+    }
+
+    /// A receiver that reports disconnection once the cancellation fires (at once if it has).
+    pub(crate) fn receiver(&self) -> Receiver<()> {
+        let mut channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
+        let (_, rx) = channel.get_or_insert_with(|| {
+            // Nothing is ever sent: the channel only carries its disconnection.
+            let (tx, rx) = bounded(0);
+            let sender = (!self.fired.load(Ordering::Acquire)).then_some(tx);
+            (sender, rx)
+        });
+        rx.clone()
     }
 
     pub(crate) fn is_fired(&self) -> bool {
@@ -198,7 +218,7 @@ impl Context {
         // Only a reader can deliver the cancellation: a quick handler running on the stdio
         // reader hands the reading over before it waits.
         self.call.link.will_block();
-        match self.call.cancel.receiver.recv_timeout(timeout) {
+        match self.call.cancel.receiver().recv_timeout(timeout) {
             // Nothing is ever sent: only the disconnection at cancel ends the wait early.
             Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
             Err(RecvTimeoutError::Timeout) => self.is_cancelled(),
@@ -221,7 +241,7 @@ impl Context {
     pub fn cancelled_signal(&self) -> Receiver<()> {
         // The caller is about to wait on it (see `wait_cancelled`).
         self.call.link.will_block();
-        self.call.cancel.receiver.clone()
+        self.call.cancel.receiver()
     }
 
     /// Finishes a tool call as a task (the tasks extension): the kit answers the `tools/call`
@@ -481,5 +501,33 @@ mod tests {
             "elicitation.url"
         ));
         assert!(!has_capability(&json!({}), "sampling"));
+    }
+}
+
+#[cfg(test)]
+mod cancel_tests {
+    use super::*;
+
+    #[test]
+    fn a_receiver_wakes_at_fire_whether_made_before_or_after() {
+        let c = Cancel::new();
+        let before = c.receiver();
+        assert_eq!(
+            before.recv_timeout(Duration::from_millis(1)),
+            Err(RecvTimeoutError::Timeout)
+        );
+        c.fire();
+        assert!(c.is_fired());
+        assert_eq!(
+            before.recv_timeout(Duration::from_secs(5)),
+            Err(RecvTimeoutError::Disconnected)
+        );
+        // Made after the cancellation: disconnected from the start, never a wait.
+        let after = Cancel::new();
+        after.fire();
+        assert_eq!(
+            after.receiver().recv_timeout(Duration::from_secs(5)),
+            Err(RecvTimeoutError::Disconnected)
+        );
     }
 }

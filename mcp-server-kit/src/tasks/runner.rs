@@ -480,7 +480,7 @@ impl TaskRun {
             self.waiters().remove(&key);
             return Err(Error::Cancelled);
         }
-        let cancelled = call.cancel.receiver.clone();
+        let cancelled = call.cancel.receiver();
         let outcome = select! {
             recv(rx) -> v => v.map_err(|_| Error::Cancelled),
             recv(cancelled) -> _ => Err(Error::Cancelled),
