@@ -83,8 +83,11 @@ pub(crate) struct Cancel {
     fired: AtomicBool,
     /// The sender (dropped when the cancellation fires: every receiver then reports
     /// disconnection) and the receiver handed out, once a handler asked for it.
-    channel: Mutex<Option<(Option<Sender<()>>, Receiver<()>)>>,
+    channel: Mutex<Option<CancelChannel>>,
 }
+
+/// The sender (taken at the cancellation) and the receiver of a [`Cancel`]'s channel.
+type CancelChannel = (Option<Sender<()>>, Receiver<()>);
 
 impl Cancel {
     pub(crate) fn new() -> Cancel {
