@@ -4,19 +4,11 @@
 //! surface as this project's `examples/src/bin/echo.rs`, so `stdio-bench` sends all of them the
 //! same bytes.
 
-use mcport::{McpServer, ToolReply, json};
-
-#[derive(serde::Deserialize)]
-struct EchoArgs {
-    message: String,
-}
+use mcp_compare::{EchoArgs, echo_schema};
+use mcport::{McpServer, ToolReply};
 
 fn main() -> std::io::Result<()> {
-    let schema = json!({
-        "type": "object",
-        "properties": { "message": { "type": "string", "description": "Text to echo" } },
-        "required": ["message"]
-    });
+    let schema = echo_schema();
     McpServer::new("mcport-echo", env!("CARGO_PKG_VERSION"))
         .typed_tool(
             "echo",

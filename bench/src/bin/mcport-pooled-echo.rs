@@ -4,19 +4,11 @@
 //! Same tool as `mcport-echo`; only the runtime differs, so the two rows show what mcport's
 //! hand-off to workers costs.
 
-use mcport::{ConcurrentMcpServer, RequestContext, RuntimeConfig, ToolReply, json};
-
-#[derive(serde::Deserialize)]
-struct EchoArgs {
-    message: String,
-}
+use mcp_compare::{EchoArgs, echo_schema};
+use mcport::{ConcurrentMcpServer, RequestContext, RuntimeConfig, ToolReply};
 
 fn main() -> std::io::Result<()> {
-    let schema = json!({
-        "type": "object",
-        "properties": { "message": { "type": "string", "description": "Text to echo" } },
-        "required": ["message"]
-    });
+    let schema = echo_schema();
     ConcurrentMcpServer::new("mcport-pooled-echo", env!("CARGO_PKG_VERSION"))
         .typed_tool(
             "echo",
