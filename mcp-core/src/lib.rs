@@ -32,6 +32,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod base64;
 pub mod engine;
 pub mod executor;
 pub mod jsonrpc;

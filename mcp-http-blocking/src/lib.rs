@@ -25,8 +25,6 @@
 //! otherwise.
 #![deny(missing_docs)]
 
-#[cfg(any(feature = "server", feature = "client"))]
-mod base64;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "oauth")]

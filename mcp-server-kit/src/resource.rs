@@ -81,7 +81,7 @@ impl Blob {
 
     /// The bytes in base64 (standard alphabet, padded), as the protocol carries them.
     pub fn base64(&self) -> String {
-        base64(&self.bytes)
+        mcp_core::base64::base64(&self.bytes)
     }
 
     /// As content of a tool result or prompt message: `image/*` becomes image content,
@@ -110,29 +110,6 @@ impl IntoToolResult for Blob {
     fn into_tool_result(self) -> mcp_core::types::CallToolResult {
         mcp_core::types::CallToolResult::new(vec![self.into_content()])
     }
-}
-
-/// Standard base64 with padding (RFC 4648 section 4); the kit's only use is [`Blob`], too
-/// small a need for a dependency.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// What a resource read handler may return. The short forms get the URI being read and the

@@ -2,7 +2,7 @@
 //! 2026-07-28 request names its revision in `_meta`, so its `MCP-Protocol-Version`,
 //! `Mcp-Method` and `Mcp-Name` come from the body; anything else belongs to a legacy session.
 
-use crate::base64::base64;
+use mcp_core::base64::base64;
 use mcp_core::jsonrpc::Message;
 use mcp_core::types::methods;
 use serde_json::Value;

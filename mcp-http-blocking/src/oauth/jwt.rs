@@ -120,6 +120,6 @@ PalCS66SgiQdGiuJ6WwGlmu8TYU/mg2Q9l44cmEmTCmTZWSEnpcvQOZH
 
     /// Test input is ours, so a bad segment is a failed test.
     pub(crate) fn decode_b64url(s: &str) -> Vec<u8> {
-        crate::base64::base64url_decode(s).expect("base64url")
+        mcp_core::base64::base64url_decode(s).expect("base64url")
     }
 }

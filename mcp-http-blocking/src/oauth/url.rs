@@ -245,7 +245,7 @@ pub fn with_query(url: &str, query: &str) -> String {
     format!("{url}{sep}{query}")
 }
 
-pub use crate::base64::{base64, base64url};
+pub use mcp_core::base64::{base64, base64url};
 
 #[cfg(test)]
 mod tests {

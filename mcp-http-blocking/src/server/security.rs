@@ -165,14 +165,14 @@ pub(crate) fn preflight(req: &HttpRequest, origin: &str) -> HttpResponse {
 }
 
 /// Decodes a header value that may use the `=?base64?...?=` form of 2026-07-28.
-/// `None` when the form is used but the content is not strict base64 (see `crate::base64::decode_strict`) or
+/// `None` when the form is used but the content is not strict base64 (see `mcp_core::base64::decode_strict`) or
 /// not UTF-8. A value that only starts or only ends like the form is taken literally.
 pub(crate) fn decode_header_value(v: &str) -> Option<String> {
     match v
         .strip_prefix("=?base64?")
         .and_then(|r| r.strip_suffix("?="))
     {
-        Some(b64) => String::from_utf8(crate::base64::decode_strict(b64)?).ok(),
+        Some(b64) => String::from_utf8(mcp_core::base64::decode_strict(b64)?).ok(),
         None => Some(v.to_owned()),
     }
 }

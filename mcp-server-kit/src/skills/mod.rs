@@ -399,7 +399,7 @@ impl Skills {
         };
         let mut c = match std::str::from_utf8(&f.bytes) {
             Ok(text) => ResourceContents::text(uri, text),
-            Err(_) => ResourceContents::blob(uri, base64(&f.bytes)),
+            Err(_) => ResourceContents::blob(uri, mcp_core::base64::base64(&f.bytes)),
         };
         match &mut c {
             ResourceContents::Text(t) => t.mime_type = Some(f.mime),
@@ -536,34 +536,12 @@ fn mime_of(path: &str) -> &'static str {
     }
 }
 
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn base64_and_uri_checks() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    fn uri_checks() {
         assert!(check_uri("skill://a/SKILL.md").is_ok());
         for bad in [
             "skill://x/../../etc/passwd",

@@ -1,6 +1,7 @@
-//! Base64 (RFC 4648), the one codec both sides use: the client encodes `=?base64?...?=` header
-//! values and (feature `oauth`) HTTP Basic credentials, PKCE challenges and JWT segments; the
-//! server decodes `=?base64?...?=` header values, strictly.
+//! Base64 (RFC 4648), the one codec of the workspace: the protocol carries binary content
+//! (images, audio, resource blobs) as standard base64; the HTTP client encodes
+//! `=?base64?...?=` header values and HTTP Basic credentials, PKCE challenges and JWT segments;
+//! the HTTP server decodes `=?base64?...?=` header values, strictly.
 //!
 //! Encoding writes the canonical form; decoding accepts only that form, so that one decoded
 //! value has exactly one encoding (see [`decode_strict`]).
@@ -8,22 +9,18 @@
 /// The standard alphabet (§4).
 const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 /// The URL- and file-name-safe alphabet (§5).
-#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Standard base64 with padding.
-#[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub fn base64(bytes: &[u8]) -> String {
     encode(bytes, STANDARD, true)
 }
 
 /// Base64url without padding, as PKCE and JWTs want it.
-#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
 pub fn base64url(bytes: &[u8]) -> String {
     encode(bytes, URL_SAFE, false)
 }
 
-#[cfg_attr(not(feature = "client"), allow(dead_code))]
 fn encode(bytes: &[u8], abc: &[u8; 64], pad: bool) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -49,14 +46,12 @@ fn encode(bytes: &[u8], abc: &[u8; 64], pad: bool) -> String {
 /// ones. Every encoder writes exactly that; anything looser would let two different header
 /// values stand for one body value, which is what the server's header-to-body comparison
 /// rules out.
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub fn decode_strict(s: &str) -> Option<Vec<u8>> {
     decode(s, STANDARD, true)
 }
 
 /// Base64url without padding (§5), as strictly as [`decode_strict`]; the tests read JWTs
 /// and DPoP proofs back with it.
-#[cfg_attr(not(all(test, feature = "oauth-jwt")), allow(dead_code))]
 pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     decode(s, URL_SAFE, false)
 }
@@ -64,7 +59,6 @@ pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
 /// The canonical form only: with `pad`, a length in whole groups of four ending in just the
 /// `=`s the data calls for; without, no `=` at all; either way no character outside `abc`, no
 /// lone sixth-bit character, and zero spare bits in the last group.
-#[cfg_attr(not(any(feature = "server", test)), allow(dead_code))]
 fn decode(s: &str, abc: &[u8; 64], pad: bool) -> Option<Vec<u8>> {
     let s = s.as_bytes();
     let body = if pad {
