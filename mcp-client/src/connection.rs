@@ -7,8 +7,8 @@
 //! channel that can be full, no user callback), so the reader thread is never held up by a
 //! caller and a slow server never freezes the callers.
 
+use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::types::methods;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -54,8 +54,8 @@ struct Waiter {
 pub(crate) struct State {
     pub engine: ClientEngine,
     out: Option<Sender<Message>>,
-    pending: HashMap<RequestId, Waiter>,
-    listeners: HashMap<RequestId, Sender<ListenEvent>>,
+    pending: IdMap<Waiter>,
+    listeners: IdMap<Sender<ListenEvent>>,
     closed: Option<Closed>,
 }
 
@@ -119,8 +119,8 @@ impl Shared {
             state: Mutex::new(State {
                 engine,
                 out: Some(out),
-                pending: HashMap::new(),
-                listeners: HashMap::new(),
+                pending: id_map(),
+                listeners: id_map(),
                 closed: None,
             }),
             wake: wake_tx,

@@ -35,6 +35,7 @@
 pub mod base64;
 pub mod engine;
 pub mod executor;
+pub mod id_map;
 pub mod jsonrpc;
 pub mod queue;
 pub mod service;

@@ -5,7 +5,7 @@
 //! on a back-pressured transport, and the transport's reader must still be able to deliver the
 //! messages (answers, cancellations) that unblock it.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -14,6 +14,7 @@ use mcp_core::engine::{
     ClientNotice, ListKind, Outcome as EngineOutcome, RequestContext, ServerEngine, ServerStep,
     Timeout,
 };
+use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
@@ -44,11 +45,11 @@ struct Listen {
 
 struct State {
     engine: ServerEngine,
-    calls: HashMap<RequestId, Arc<Call>>,
+    calls: IdMap<Arc<Call>>,
     /// Our requests to the client: who waits for the answer, and for which client request.
-    waiters: HashMap<RequestId, (RequestId, Waiter)>,
+    waiters: IdMap<(RequestId, Waiter)>,
     subscriptions: HashSet<String>,
-    listens: HashMap<RequestId, Listen>,
+    listens: IdMap<Listen>,
     /// Request states kept in the session (see `dispatch::seal_state`), newest last.
     stash: VecDeque<(u64, Vec<u8>)>,
     stash_next: u64,
@@ -86,10 +87,10 @@ impl KitSession {
             me: me.clone(),
             state: Mutex::new(State {
                 engine,
-                calls: HashMap::new(),
-                waiters: HashMap::new(),
+                calls: id_map(),
+                waiters: id_map(),
                 subscriptions: HashSet::new(),
-                listens: HashMap::new(),
+                listens: id_map(),
                 stash: VecDeque::new(),
                 stash_next: 0,
                 initialized: false,

@@ -5,7 +5,7 @@
 //! Both roles share this code so that id allocation, deadlines and the "a cancelled request
 //! gets no answer" rule behave the same on both sides of a connection.
 
-use std::collections::HashMap;
+use crate::id_map::IdMap;
 use std::time::{Duration, Instant};
 
 use crate::jsonrpc::{Message, RequestId};
@@ -91,10 +91,10 @@ impl Outgoing {
 #[derive(Debug, Default)]
 pub(crate) struct OutgoingTable {
     next_id: i64,
-    entries: HashMap<RequestId, Outgoing>,
+    entries: IdMap<Outgoing>,
     /// Progress tokens point back at request ids. Tokens are allocated from the same counter as
     /// ids, so they are unique too; kept apart so a token is never mistaken for an id.
-    tokens: HashMap<ProgressToken, RequestId>,
+    tokens: IdMap<RequestId>,
 }
 
 impl OutgoingTable {
@@ -227,7 +227,7 @@ pub(crate) struct InFlight {
 /// The requests this side received and still owes an answer, keyed by the peer's id.
 #[derive(Debug, Default)]
 pub(crate) struct IncomingTable {
-    entries: HashMap<RequestId, InFlight>,
+    entries: IdMap<InFlight>,
 }
 
 impl IncomingTable {

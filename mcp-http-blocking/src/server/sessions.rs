@@ -58,7 +58,7 @@ struct State {
     init_id: Option<RequestId>,
     closed: bool,
     streams: HashMap<u64, Arc<Stream>>,
-    routes: HashMap<RequestId, u64>,
+    routes: mcp_core::id_map::IdMap<u64>,
     next_stream: u64,
     finished: VecDeque<u64>,
 }
@@ -129,7 +129,7 @@ impl LegacySession {
                 init_id: None,
                 closed: false,
                 streams,
-                routes: HashMap::new(),
+                routes: mcp_core::id_map::id_map(),
                 next_stream: 1,
                 finished: VecDeque::new(),
             }),
