@@ -18,10 +18,13 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use mcp_core::jsonrpc::RequestId;
+#[cfg(feature = "tasks")]
+use mcp_core::types::CallToolResult;
+#[cfg(feature = "tasks")]
 use mcp_core::types::tasks_ext;
 use mcp_core::types::{
-    CallToolResult, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, Implementation, ListRootsResult, LoggingLevel, methods,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    Implementation, ListRootsResult, LoggingLevel, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
@@ -29,6 +32,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::error::{BadAnswer, Error};
+#[cfg(feature = "tasks")]
 use crate::tool::IntoToolResult;
 
 /// How a request's context reaches back to its session (implemented by the session).
@@ -147,12 +151,15 @@ pub(crate) struct Call {
     /// The task this call runs as (tasks extension), whose input calls wait for `tasks/update`.
     pub(crate) task: Option<Arc<crate::tasks::TaskRun>>,
     /// Whether this is a `tools/call` (the only request that can continue as a task).
+    #[cfg(feature = "tasks")]
     pub(crate) tool_call: bool,
     /// What the handler left to run as a task ([`Context::continue_as_task`]).
+    #[cfg(feature = "tasks")]
     pub(crate) continuation: Mutex<Option<Continuation>>,
 }
 
 /// The rest of a tool handler's work, run as a task.
+#[cfg(feature = "tasks")]
 pub(crate) type Continuation =
     Box<dyn FnOnce(&Context) -> Result<CallToolResult, Error> + Send + 'static>;
 
@@ -258,8 +265,11 @@ impl Context {
     /// before 2026-07-28, a request that is not a tool call, a handler already running as a
     /// task) `rest` runs right here and its result is the answer.
     ///
+    /// Feature `tasks`.
+    ///
     /// # Errors
     /// Those of `rest` when it runs here.
+    #[cfg(feature = "tasks")]
     pub fn continue_as_task<R, F>(&self, rest: F) -> Result<CallToolResult, Error>
     where
         R: IntoToolResult,

@@ -162,7 +162,9 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// A tool's result as the answer for `version`.
+/// A tool's result as the answer for `version` (a task's, whose handler ran outside
+/// `call_tool`).
+#[cfg(feature = "tasks")]
 pub(crate) fn tool_result(result: &CallToolResult, version: ProtocolVersion) -> Outcome {
     Outcome::from_result(result, version)
 }
@@ -209,17 +211,21 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     let validation_as_result = version >= ProtocolVersion::V2025_11_25;
     match outcome {
         Ok(result) => {
-            let rest = ctx
-                .call
-                .continuation
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
-            match rest {
-                // The handler gathered its input and leaves the rest to a task.
-                Some(rest) => crate::tasks::runner::continue_as_task(shared, &ctx.call, rest),
-                None => Outcome::from_result(&result, version),
+            // The handler gathered its input and leaves the rest to a task
+            // (`Context::continue_as_task`, feature `tasks`).
+            #[cfg(feature = "tasks")]
+            {
+                let rest = ctx
+                    .call
+                    .continuation
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                if let Some(rest) = rest {
+                    return crate::tasks::runner::continue_as_task(shared, &ctx.call, rest);
+                }
             }
+            Outcome::from_result(&result, version)
         }
         Err(ToolFailure::BadArguments(msg)) => invalid_arguments(name, &msg, version),
         Err(ToolFailure::Handler(e)) => match e {

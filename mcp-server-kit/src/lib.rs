@@ -29,10 +29,12 @@
 //! 5. The session shapes the result for the request's protocol version and sends it on the
 //!    transport's [`Outbound`](mcp_core::service::Outbound).
 //!
-//! A `tools/call` of a tool that runs as a task (tasks extension, [`Tool::task_support`]) takes
-//! a side path at step 3: `tasks` stores the task in its [`TaskStore`], answers the handle at
-//! once and runs the same handler on the executor, where the `Context` reports to the task;
-//! `tasks/get`, `tasks/update` and `tasks/cancel` are answered from the store.
+//! A `tools/call` of a tool that runs as a task (tasks extension, feature `tasks`,
+//! `Tool::task_support`) takes a side path at step 3: `tasks` stores the task in its
+//! `TaskStore`, answers the handle at once and runs the same handler on the executor, where
+//! the `Context` reports to the task; `tasks/get`, `tasks/update` and `tasks/cancel` are
+//! answered from the store. Without the feature (the default) that path is not built: the
+//! extension is never declared, `tasks/*` get -32601 and every call is an ordinary one.
 //!
 //! Agent Skills (the skills extension) are a catalog, [`skills::Skills`], given to
 //! [`ServerBuilder::skills`]: `skills/list`, `skills/get` and `resources/directory/read` are
@@ -94,6 +96,12 @@ pub mod skills;
 #[cfg(not(feature = "skills"))]
 #[path = "skills/off.rs"]
 mod skills;
+#[cfg(feature = "tasks")]
+mod tasks;
+/// Without the `tasks` feature: no task can be made, so the extension is never declared,
+/// `tasks/*` get -32601 and every `tools/call` is an ordinary call.
+#[cfg(not(feature = "tasks"))]
+#[path = "tasks/off.rs"]
 mod tasks;
 mod tool;
 pub mod uri_template;
@@ -105,6 +113,7 @@ pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};
 pub use resource::{Blob, IntoResourceResult, Resource, ResourceTemplate, with_mime};
 pub use server::{Server, ServerBuilder};
+#[cfg(feature = "tasks")]
 pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{IntoToolResult, NoArgs, Structured, Tool};
 

@@ -8,7 +8,7 @@ use mcp_core::engine::{ListKind as ChangedList, ServerConfig};
 use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use mcp_core::types::skills as skills_ext;
-use mcp_core::types::tasks_ext::{self, TaskSupport};
+use mcp_core::types::tasks_ext;
 use mcp_core::types::{Icon, Implementation};
 use mcp_core::version::VersionSet;
 use serde_json::{Value, json};
@@ -21,7 +21,9 @@ use crate::resource::{Resource, ResourceTemplate};
 use crate::session::KitSession;
 use crate::shared::{Config, Registry, Shared};
 use crate::skills::Skills;
-use crate::tasks::{DEFAULT_MAX_TASKS, TaskStore, Tasks};
+#[cfg(feature = "tasks")]
+use crate::tasks::TaskStore;
+use crate::tasks::{Settings as TaskSettings, Tasks};
 use crate::tool::Tool;
 
 /// How long a handler thread beyond `workers` waits for work before it ends.
@@ -83,11 +85,8 @@ pub struct ServerBuilder {
     completions: bool,
     versions: VersionSet,
     config: Config,
-    task_store: Option<Arc<dyn TaskStore>>,
-    max_tasks: usize,
-    task_ttl: Option<Duration>,
-    task_poll_interval: Duration,
-    task_id_prefix: Option<String>,
+    /// The tasks extension's settings (nothing without the `tasks` feature).
+    tasks: TaskSettings,
     broadcast: Option<Arc<dyn Broadcast>>,
     rate_limits: RateLimits,
     stdio_rate_limits: RateLimits,
@@ -252,24 +251,28 @@ impl ServerBuilder {
     /// Where tasks are kept (tasks extension; default: a [`MemoryTaskStore`](crate::MemoryTaskStore) holding at most
     /// [`ServerBuilder::max_tasks`]). A store of your own can keep tasks across restarts or
     /// share them between instances. Setting one advertises the extension even when no tool
-    /// declared task support at build time (for tools added later).
+    /// declared task support at build time (for tools added later). Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
-        self.task_store = Some(store);
+        self.tasks.store = Some(store);
         self
     }
 
     /// The cap of the default in-memory task store (default 1000): beyond it, a call that would
-    /// start a task is refused with an error saying so, until older tasks expire.
+    /// start a task is refused with an error saying so, until older tasks expire. Feature
+    /// `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn max_tasks(mut self, n: usize) -> Self {
-        self.max_tasks = n.max(1);
+        self.tasks.max_tasks = n.max(1);
         self
     }
 
     /// How long a task is kept from its creation, result included (`ttlMs`; default one hour;
     /// `None`: as long as the store lives). An input request inside a task waits at most this
-    /// long for its answer.
+    /// long for its answer. Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_ttl(mut self, ttl: Option<Duration>) -> Self {
-        self.task_ttl = ttl;
+        self.tasks.ttl = ttl;
         self
     }
 
@@ -278,20 +281,23 @@ impl ServerBuilder {
     /// it, and clients send its id in the `Mcp-Name` header of `tasks/get`, `tasks/update` and
     /// `tasks/cancel`: with the instance's tag here, the balancer routes those requests to that
     /// instance the way it routes legacy sessions (`deploy/multi/`). Letters, digits, `-` and
-    /// `_` only (anything else is dropped), so the id stays a plain header value.
+    /// `_` only (anything else is dropped), so the id stays a plain header value. Feature
+    /// `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_id_prefix(mut self, prefix: &str) -> Self {
         let clean: String = prefix
             .chars()
             .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
             .collect();
-        self.task_id_prefix = (!clean.is_empty()).then_some(clean);
+        self.tasks.id_prefix = (!clean.is_empty()).then_some(clean);
         self
     }
 
     /// The polling interval suggested to clients with each task (`pollIntervalMs`; default
-    /// 500 ms).
+    /// 500 ms). Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_poll_interval(mut self, d: Duration) -> Self {
-        self.task_poll_interval = d;
+        self.tasks.poll_interval = d;
         self
     }
 
@@ -362,14 +368,8 @@ impl ServerBuilder {
             "resource",
         )?;
         let mut capabilities = capabilities(&self.registry, self.logging, self.completions);
-        let tasks = self.task_store.is_some()
-            || self
-                .registry
-                .tools
-                .iter()
-                .any(|t| t.task_support != TaskSupport::Never);
         let mut extensions = serde_json::Map::new();
-        if tasks {
+        if self.tasks.declared(&self.registry.tools) {
             extensions.insert(
                 tasks_ext::EXTENSION_ID.into(),
                 tasks_ext::server_capability(),
@@ -415,13 +415,7 @@ impl ServerBuilder {
                 self.config,
                 self.registry,
                 pool,
-                Tasks::new(
-                    self.task_store,
-                    self.max_tasks,
-                    self.task_ttl,
-                    self.task_poll_interval,
-                    self.task_id_prefix,
-                ),
+                Tasks::new(self.tasks),
                 Limiter::new(self.rate_limits, self.stdio_rate_limits),
                 self.skills.clone(),
             )),
@@ -574,11 +568,7 @@ impl Server {
             completions: false,
             versions: VersionSet::all(),
             config: Config::default(),
-            task_store: None,
-            max_tasks: DEFAULT_MAX_TASKS,
-            task_ttl: Some(Duration::from_secs(3600)),
-            task_poll_interval: Duration::from_millis(500),
-            task_id_prefix: None,
+            tasks: TaskSettings::default(),
             broadcast: None,
             rate_limits: RateLimits::default(),
             stdio_rate_limits: RateLimits::off(),

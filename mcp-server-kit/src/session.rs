@@ -362,7 +362,9 @@ impl KitSession {
             link,
             inputs: Mutex::new(Inputs::default()),
             task: None,
+            #[cfg(feature = "tasks")]
             tool_call: method == methods::TOOLS_CALL,
+            #[cfg(feature = "tasks")]
             continuation: Mutex::new(None),
         });
         self.state().calls.insert(rc.id.clone(), Arc::clone(&call));

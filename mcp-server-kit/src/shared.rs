@@ -73,7 +73,9 @@ pub(crate) struct Shared {
     pub(crate) pool: Executor,
     /// Cursors of sessions whose transport seals nothing (stdio, memory).
     pub(crate) cursors: CursorCodec,
-    /// The tasks extension's tasks (store, settings, running handlers).
+    /// The tasks extension's tasks (store, settings, running handlers); without the `tasks`
+    /// feature a unit no code reads (`tasks/off.rs`).
+    #[cfg_attr(not(feature = "tasks"), allow(dead_code))]
     pub(crate) tasks: Arc<Tasks>,
     /// Rate limits and the buckets of 2026-07-28 clients.
     pub(crate) limiter: Limiter,

@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "tasks")]
 use mcp_core::types::tasks_ext::TaskSupport;
 use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
 use serde::Serialize;
@@ -155,8 +156,11 @@ pub(crate) type ToolFn =
 pub struct Tool {
     pub(crate) def: ToolDef,
     pub(crate) handler: Arc<ToolFn>,
+    /// How the tool runs as a task (feature `tasks`).
+    #[cfg(feature = "tasks")]
     pub(crate) task_support: TaskSupport,
     /// The handler starts the task itself ([`Context::continue_as_task`]).
+    #[cfg(feature = "tasks")]
     pub(crate) task_by_handler: bool,
     /// Arguments are checked against the input schema before the handler runs.
     pub(crate) validate: bool,
@@ -266,7 +270,9 @@ impl Tool {
         Tool {
             def,
             handler: Arc::new(f),
+            #[cfg(feature = "tasks")]
             task_support: TaskSupport::Never,
+            #[cfg(feature = "tasks")]
             task_by_handler: false,
             validate: true,
             rate_limit: ToolLimit::Server,
@@ -330,7 +336,8 @@ impl Tool {
     /// `tasks/cancel`, progress becomes the task's status message, and a panic ends the task
     /// `failed`. [`TaskSupport::Optional`] runs a plain call for clients that did not declare
     /// the extension; [`TaskSupport::Required`] refuses them with -32021. Before 2026-07-28
-    /// the tool always runs as a plain call.
+    /// the tool always runs as a plain call. Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_support(mut self, support: TaskSupport) -> Tool {
         self.task_support = support;
         self
@@ -339,13 +346,15 @@ impl Tool {
     /// The handler decides when the call becomes a task, by returning
     /// [`Context::continue_as_task`] (after the input rounds it answers at once): the kit does
     /// not make the task up front. [`Tool::task_support`] still decides who may call it
-    /// (`Required`: only clients that declared the extension).
+    /// (`Required`: only clients that declared the extension). Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_started_by_handler(mut self) -> Tool {
         self.task_by_handler = true;
         self
     }
 
-    /// How the tool runs as a task (see [`Tool::task_support`]).
+    /// How the tool runs as a task (see [`Tool::task_support`]). Feature `tasks`.
+    #[cfg(feature = "tasks")]
     pub fn task_support_level(&self) -> TaskSupport {
         self.task_support
     }

@@ -2,6 +2,7 @@
 //! extension's declaration, as a client sees them on the wire.
 
 use mcp_server_kit::apps::{AppView, Csp, EXTENSION_ID, MIME_TYPE, Permission, Visibility};
+#[cfg(feature = "tasks")]
 use mcp_server_kit::types::tasks_ext::{self, TaskSupport};
 use mcp_server_kit::{Context, Error, NoArgs, Resource, Server, Tool};
 use serde_json::{Map, json};
@@ -112,15 +113,18 @@ fn the_extension_is_declared_only_by_servers_with_a_view() {
     let server = server();
     let caps = server.capabilities();
     assert_eq!(caps["extensions"][EXTENSION_ID], json!({}), "{caps}");
-    // Beside the tasks extension, both are declared.
-    let both = Server::builder("b", "1")
-        .app_view(view())
-        .tool(weather().task_support(TaskSupport::Optional))
-        .build()
-        .unwrap();
-    let ext = &both.capabilities()["extensions"];
-    assert_eq!(ext[EXTENSION_ID], json!({}), "{ext}");
-    assert!(ext[tasks_ext::EXTENSION_ID].is_object(), "{ext}");
+    // Beside the tasks extension (feature `tasks`), both are declared.
+    #[cfg(feature = "tasks")]
+    {
+        let both = Server::builder("b", "1")
+            .app_view(view())
+            .tool(weather().task_support(TaskSupport::Optional))
+            .build()
+            .unwrap();
+        let ext = &both.capabilities()["extensions"];
+        assert_eq!(ext[EXTENSION_ID], json!({}), "{ext}");
+        assert!(ext[tasks_ext::EXTENSION_ID].is_object(), "{ext}");
+    }
     let plain = Server::builder("p", "1")
         .tool(Tool::new("t", |_: NoArgs, _: &Context| Ok::<_, Error>("x")))
         .build()

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+#[cfg(feature = "tasks")]
 use mcp_server_kit::types::tasks_ext::{EXTENSION_ID, TaskSupport};
 use mcp_server_kit::{Context, Error, Server, Tool};
 use serde_json::{Value, json};
@@ -213,6 +214,7 @@ fn the_check_can_be_turned_off_per_tool() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
+#[cfg(feature = "tasks")]
 #[test]
 fn a_task_tool_refuses_bad_arguments_at_once_instead_of_making_a_task() {
     let calls = Arc::new(AtomicUsize::new(0));

@@ -8,6 +8,8 @@
 //!   `input_required` and waiting for `tasks/update`), and what only this process holds about
 //!   running tasks (their cancellation, their waits).
 //!
+//! Built with the `tasks` feature only; without it `off.rs` stands in (no task is ever made).
+//!
 //! Only the 2026-07-28 era gets tasks: the experimental tasks of 2025-11-25 are a different
 //! protocol (`tasks/result`, `tasks/list`, client-requested tasks), answered -32601 as before.
 
@@ -17,4 +19,4 @@ mod time;
 
 pub use store::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 
-pub(crate) use runner::{DEFAULT_MAX_TASKS, TaskRun, Tasks};
+pub(crate) use runner::{Settings, TaskRun, Tasks};

@@ -25,6 +25,7 @@ use crate::context::{Call, Cancel, Context, Continuation, Inputs, Link};
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
 use crate::shared::Shared;
+use crate::tool::Tool;
 
 /// The server's tasks: the store, the settings, and what only this process holds about the
 /// tasks it runs (each one's call, for its cancellation and input waits).
@@ -40,17 +41,45 @@ pub(crate) struct Tasks {
     ids: Ids,
 }
 
-/// Default cap of the in-memory store.
-pub(crate) const DEFAULT_MAX_TASKS: usize = 1000;
+/// The task settings of a `ServerBuilder`, from which `build` makes the server's [`Tasks`].
+pub(crate) struct Settings {
+    /// A store of the application's own; `None`: a [`MemoryTaskStore`] of `max_tasks`.
+    pub(crate) store: Option<Arc<dyn TaskStore>>,
+    pub(crate) max_tasks: usize,
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) poll_interval: Duration,
+    pub(crate) id_prefix: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            store: None,
+            max_tasks: 1000,
+            ttl: Some(Duration::from_secs(3600)),
+            poll_interval: Duration::from_millis(500),
+            id_prefix: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Whether the server declares the extension: some tool supports tasks, or the
+    /// application gave a store (for tools added after `build`).
+    pub(crate) fn declared(&self, tools: &[Arc<Tool>]) -> bool {
+        self.store.is_some() || tools.iter().any(|t| t.task_support != TaskSupport::Never)
+    }
+}
 
 impl Tasks {
-    pub(crate) fn new(
-        store: Option<Arc<dyn TaskStore>>,
-        max_tasks: usize,
-        ttl: Option<Duration>,
-        poll_interval: Duration,
-        id_prefix: Option<String>,
-    ) -> Tasks {
+    pub(crate) fn new(settings: Settings) -> Tasks {
+        let Settings {
+            store,
+            max_tasks,
+            ttl,
+            poll_interval,
+            id_prefix,
+        } = settings;
         Tasks {
             store: store.unwrap_or_else(|| Arc::new(MemoryTaskStore::new(max_tasks))),
             ttl,
