@@ -100,8 +100,10 @@ pub fn configure(
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let opts = Options::parse(args)?;
     let mut builder = builder;
+    // Task ids carry the tag too, so a balancer routes tasks/* to the task's instance (the
+    // tag is an HTTP option, and the kit serves tasks only with `full`).
+    #[cfg(feature = "full")]
     if let Some(tag) = &opts.instance_tag {
-        // Task ids carry the tag too, so a balancer routes tasks/* to the task's instance.
         builder = builder.task_id_prefix(tag);
     }
     if let Some(n) = &opts.page_size {
