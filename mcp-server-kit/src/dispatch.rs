@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::request_state;
 use crate::shared::Shared;
 use crate::skills::{Lookup, Skills};
-use crate::tool::ToolFailure;
+use crate::tool::{Args, Tool, ToolFailure};
 
 /// The answer to one request.
 pub(crate) enum Outcome {
@@ -171,8 +171,97 @@ pub(crate) fn tool_result(result: &CallToolResult, version: ProtocolVersion) -> 
 
 /// `tools/call`.
 pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context) -> Outcome {
+    let inputs = (p.request_state, p.input_responses);
+    call_tool_with(shared, &p.name, CallArgs::Map(p.arguments), inputs, ctx)
+}
+
+/// Where a usual `tools/call`'s name and arguments lie in its params text: found by one read
+/// that builds nothing, so that the call is made from the text (see [`call_tool_text`]).
+pub(crate) struct CallText {
+    name: std::ops::Range<usize>,
+    arguments: Option<std::ops::Range<usize>>,
+}
+
+/// The members a usual call has; any other (`task`, a 2026-07-28 retry's `inputResponses` and
+/// `requestState`) sends the call the general way, which types and checks them. `_meta` was
+/// read by the engine, and unknown members are ignored, as the typed params keep them unused.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallMembers<'a> {
+    name: &'a str,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default)]
+    task: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    input_responses: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    request_state: Option<serde::de::IgnoredAny>,
+}
+
+impl CallText {
+    /// The call's parts, or `None` when it needs the general way: a member beyond the usual
+    /// ones, a name written with escapes, arguments that are not an object, params that do not
+    /// read (whose error the general way words).
+    pub(crate) fn read(params: &RawValue) -> Option<CallText> {
+        let text = params.get();
+        let m: CallMembers<'_> = serde_json::from_str(text).ok()?;
+        if m.task.is_some() || m.input_responses.is_some() || m.request_state.is_some() {
+            return None;
+        }
+        let base = text.as_ptr() as usize;
+        let range = |part: &str| {
+            let start = part.as_ptr() as usize - base;
+            start..start + part.len()
+        };
+        let arguments = match m.arguments {
+            None => None,
+            Some(a) if a.get().starts_with('{') => Some(range(a.get())),
+            Some(_) => return None,
+        };
+        Some(CallText {
+            name: range(m.name),
+            arguments,
+        })
+    }
+
+    /// The tool's name.
+    pub(crate) fn name<'a>(&self, params: &'a RawValue) -> &'a str {
+        &params.get()[self.name.clone()]
+    }
+}
+
+/// A usual `tools/call` made from its params text (see [`CallText`]).
+pub(crate) fn call_tool_text(
+    shared: &Shared,
+    params: &RawValue,
+    call: &CallText,
+    ctx: &Context,
+) -> Outcome {
+    let args = call.arguments.clone().map(|r| &params.get()[r]);
+    let name = call.name(params);
+    call_tool_with(shared, name, CallArgs::Text(args), (None, None), ctx)
+}
+
+/// A `tools/call`'s arguments as they reach [`call_tool_with`].
+pub(crate) enum CallArgs<'a> {
+    /// Read into a map with the rest of the params (`None`: no `arguments` member).
+    Map(Option<Map<String, Value>>),
+    /// Still the JSON text of an object, borrowed from the request (`None`: no `arguments`).
+    Text(Option<&'a str>),
+}
+
+/// Runs tool `name`. Arguments given as text that the tool's check plan accepts are typed
+/// straight from the text (the usual call: no map of owned values is ever built); anything
+/// else becomes a `Value`, meets the full validator and reaches the handler as before.
+pub(crate) fn call_tool_with(
+    shared: &Shared,
+    name: &str,
+    args: CallArgs<'_>,
+    (request_state, input_responses): (Option<String>, Option<InputResponses>),
+    ctx: &Context,
+) -> Outcome {
     let version = ctx.protocol_version();
-    let name = p.name.as_str();
     let tool = shared
         .registry()
         .tools
@@ -182,7 +271,27 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     let Some(tool) = tool else {
         return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
     };
-    let args = Value::Object(p.arguments.unwrap_or_default());
+    let modern = version.era() == Era::Modern;
+    // A retry's inputs are bound to the arguments as a value; so are parameter headers.
+    let plain = !(modern && (request_state.is_some() || input_responses.is_some()))
+        && ctx.call.param_headers.is_none();
+    let args = match args {
+        CallArgs::Text(t) => {
+            let t = t.unwrap_or("{}");
+            if plain && tool.accepts_text(t) {
+                return run_tool(shared, &tool, name, Args::Text(t), None, ctx);
+            }
+            match serde_json::from_str::<Value>(t) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Outcome::Error(ErrorObject::invalid_params(format!(
+                        "{TOOLS_CALL}: {e}"
+                    )));
+                }
+            }
+        }
+        CallArgs::Map(m) => Value::Object(m.unwrap_or_default()),
+    };
     if let Some(headers) = &ctx.call.param_headers {
         if let Err(e) = crate::param_headers::check(&tool.def.input_schema, &args, headers) {
             return Outcome::Error(e);
@@ -192,19 +301,52 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
         return invalid_arguments(name, &msg, version);
     }
     // What a 2026-07-28 requestState is bound to (only needed in that era).
-    let binding = if version.era() == Era::Modern {
+    let binding = if modern {
         let b = json!([TOOLS_CALL, name, &args]);
-        if let Err(e) = restore_inputs(p.request_state.as_deref(), p.input_responses, &b, ctx) {
+        if let Err(e) = restore_inputs(request_state.as_deref(), input_responses, &b, ctx) {
             return Outcome::Error(e);
         }
-        b
+        Some(b)
     } else {
-        Value::Null
+        None
     };
-    let outcome = match run_guarded(|| (tool.handler)(args, ctx)) {
+    run_tool(shared, &tool, name, Args::Value(args), binding, ctx)
+}
+
+/// Runs a tool's handler on arguments that passed the checks, and makes its answer.
+/// `binding` is what a 2026-07-28 requestState is bound to, when it was needed already; text
+/// arguments make it only if the handler asks for input.
+fn run_tool(
+    shared: &Shared,
+    tool: &Tool,
+    name: &str,
+    args: Args<'_>,
+    binding: Option<Value>,
+    ctx: &Context,
+) -> Outcome {
+    let version = ctx.protocol_version();
+    let text = match &args {
+        Args::Text(t) => Some(*t),
+        Args::Value(_) => None,
+    };
+    let mut outcome = match run_guarded(|| (tool.handler)(args, ctx)) {
         Err(panic) => return Outcome::Error(panic),
         Ok(r) => r,
     };
+    if let (Some(t), Err(ToolFailure::BadArguments(_))) = (text, &outcome) {
+        // The handler's type refused text its schema allows (a type stricter than its
+        // schema). Nothing ran: read again as a value, so the message is the one a value gets.
+        let v = match serde_json::from_str(t) {
+            Ok(v) => v,
+            Err(e) => {
+                return Outcome::Error(ErrorObject::invalid_params(format!("{TOOLS_CALL}: {e}")));
+            }
+        };
+        outcome = match run_guarded(|| (tool.handler)(Args::Value(v), ctx)) {
+            Err(panic) => return Outcome::Error(panic),
+            Ok(r) => r,
+        };
+    }
     if ctx.is_cancelled() {
         return Outcome::Nothing;
     }
@@ -237,7 +379,16 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
             Error::ResourceNotFound(_) => {
                 Outcome::Error(e.to_error_object(version.era() == Era::Modern))
             }
-            other => handler_failure(shared, other, &binding, ctx, true),
+            other => {
+                let binding = binding.unwrap_or_else(|| match text {
+                    Some(t) if version.era() == Era::Modern => {
+                        let args: Value = serde_json::from_str(t).unwrap_or_default();
+                        json!([TOOLS_CALL, name, args])
+                    }
+                    _ => Value::Null,
+                });
+                handler_failure(shared, other, &binding, ctx, true)
+            }
         },
     }
 }

@@ -217,8 +217,30 @@ impl KitSession {
 
     /// Types the request once (params straight from their raw text) and answers it from the
     /// one match over every client request: no method string is compared here.
-    fn dispatch(&self, rc: RequestContext) {
+    fn dispatch(&self, mut rc: RequestContext) {
         let version = rc.protocol_version;
+        if rc.method == methods::TOOLS_CALL {
+            // The usual call goes from its params text to the handler in one read.
+            let quick = rc.params.take().and_then(|params| {
+                match dispatch::CallText::read(&params)
+                    .filter(|c| tasks::plain_call(&self.shared, &rc, c.name(&params)))
+                {
+                    Some(call) => Some((params, call)),
+                    None => {
+                        rc.params = Some(params);
+                        None
+                    }
+                }
+            });
+            if let Some((params, call)) = quick {
+                if let Err(wait) = self.admit_call(call.name(&params), version) {
+                    return self.refuse(&rc, methods::TOOLS_CALL, Limited::ToolCall, wait);
+                }
+                return self.spawn_handler(rc, methods::TOOLS_CALL, move |s, ctx| {
+                    dispatch::call_tool_text(s, &params, &call, ctx)
+                });
+            }
+        }
         let req = match rc.typed_without_meta() {
             Ok(req) => req,
             Err(e) => {

@@ -135,8 +135,17 @@ pub(crate) enum ToolFailure {
     Handler(Error),
 }
 
+/// A call's arguments as a handler receives them.
+pub(crate) enum Args<'a> {
+    /// Built as a value (checked by the validator, or handed over by a task or a retry).
+    Value(Value),
+    /// The JSON text of the arguments object, already accepted by the tool's check plan:
+    /// typed straight from the text, with no `Value` tree in between.
+    Text(&'a str),
+}
+
 pub(crate) type ToolFn =
-    dyn Fn(Value, &Context) -> Result<CallToolResult, ToolFailure> + Send + Sync + 'static;
+    dyn Fn(Args<'_>, &Context) -> Result<CallToolResult, ToolFailure> + Send + Sync + 'static;
 
 /// A tool: its definition as clients see it, and the handler that runs it.
 ///
@@ -244,9 +253,12 @@ impl Tool {
         let output = R::output_schema().map(|s| tool_schema(object_schema(s)));
         // Debug builds hold each structured result to the schema its type declares.
         let check = output.clone().filter(|_| cfg!(debug_assertions));
-        let f = move |args: Value, ctx: &Context| {
-            let args: A = serde_json::from_value(args)
-                .map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
+        let f = move |args: Args<'_>, ctx: &Context| {
+            let args: Result<A, _> = match args {
+                Args::Value(v) => serde_json::from_value(v),
+                Args::Text(t) => serde_json::from_str(t),
+            };
+            let args = args.map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
             let result = handler(args, ctx)
                 .map(IntoToolResult::into_tool_result)
                 .map_err(ToolFailure::Handler)?;
@@ -372,6 +384,18 @@ impl Tool {
 
     /// Checks `args` against the input schema, unless [`Tool::validate_arguments`] turned that
     /// off.
+    /// Whether arguments still in their JSON text (an object) surely pass
+    /// [`check_arguments`](Tool::check_arguments); false means "build the value and ask".
+    pub(crate) fn accepts_text(&self, args: &str) -> bool {
+        if !self.validate {
+            return true;
+        }
+        let plan = self
+            .plan
+            .get_or_init(|| crate::validate::Plan::of(&self.def.input_schema));
+        plan.as_ref().is_some_and(|p| p.accepts_text(args))
+    }
+
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         if !self.validate {
             return Ok(());

@@ -52,6 +52,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+mod text;
+
 /// How many schema-against-value checks one validation may make. A check costs well under a
 /// microsecond, so this bounds a call's validation to a few hundred milliseconds at worst,
 /// while a legitimate argument of a hundred thousand array items still passes.
@@ -226,6 +228,12 @@ impl Plan {
                 Some((_, None)) => true,
                 None => !self.closed,
             })
+    }
+
+    /// As [`accepts`](Plan::accepts), for arguments still in their JSON text (an object):
+    /// checked as they are read, with no `Value` built.
+    pub(crate) fn accepts_text(&self, json: &str) -> bool {
+        text::accepts(self, json)
     }
 }
 
@@ -1158,6 +1166,8 @@ mod tests {
         let mut accepted = 0;
         for v in &values {
             let valid = validate_object(root, v).is_ok();
+            // Read from text, the plan says the same as from the value.
+            assert_eq!(plan.accepts_text(&v.to_string()), plan.accepts(v), "{v}");
             if plan.accepts(v) {
                 accepted += 1;
                 assert!(valid, "the plan accepted {v}, which the validator refuses");
@@ -1165,6 +1175,21 @@ mod tests {
         }
         // The valid ones (the first three) pass without the validator.
         assert_eq!(accepted, 3);
+        // From text, anything unusual is left to the validator: a repeated member, text that
+        // is not one object.
+        for text in [
+            r#"{"message": "a", "message": "b"}"#,
+            r#"{"message": "a", "count": 1, "count": 2.5}"#,
+            r#"{"message": "a"} {}"#,
+            r#"{"message": "a""#,
+            "[]",
+        ] {
+            assert!(!plan.accepts_text(text), "{text}");
+        }
+        // Escapes read as in the value: the same member, the same string.
+        assert!(plan.accepts_text(
+            r#"{"m\u0065ssage": "\u00e9t\u00e9", "count": -0, "any": {"x": [1, {}]}}"#
+        ));
         // Open objects take extra members.
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let Value::Object(open) = &open else { panic!() };

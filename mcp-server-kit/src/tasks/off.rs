@@ -72,6 +72,11 @@ pub(crate) mod runner {
     }
 
     /// Every `tools/call` is an ordinary call.
+    /// Every call is an ordinary call.
+    pub(crate) fn plain_call(_shared: &Shared, _rc: &RequestContext, _name: &str) -> bool {
+        true
+    }
+
     pub(crate) fn on_call(
         _shared: &Arc<Shared>,
         _rc: &RequestContext,

@@ -111,6 +111,19 @@ fn owner_of(auth: Option<&Value>) -> Option<String> {
 /// client declared the extension (2026-07-28 only), refused with -32021 when the tool runs
 /// only as a task and the client cannot follow one, as an ordinary call otherwise (also for a
 /// tool whose handler starts the task itself).
+/// Whether a call of tool `name` is an ordinary call whatever the client declared (so
+/// [`on_call`] would route it to `Route::Call`): any call before 2026-07-28, and a tool that
+/// never runs as a task (or no such tool: the call then fails as an unknown tool).
+pub(crate) fn plain_call(shared: &Shared, rc: &RequestContext, name: &str) -> bool {
+    rc.protocol_version.era() != Era::Modern
+        || shared
+            .registry()
+            .tools
+            .iter()
+            .find(|t| t.def.name == name)
+            .is_none_or(|t| matches!(t.task_support, TaskSupport::Never))
+}
+
 pub(crate) fn on_call(
     shared: &Arc<Shared>,
     rc: &RequestContext,
