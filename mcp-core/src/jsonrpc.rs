@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod quick;
+
 /// The JSON-RPC protocol version string every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -993,6 +995,10 @@ fn decode_value(text: &str) -> Result<Message, DecodeError> {
 
 /// Decodes a text that starts with `{`.
 fn decode_object(text: &str) -> Result<Message, DecodeError> {
+    // The usual message, in one pass; anything else (errors included) is read below.
+    if let Some(m) = quick::message(text) {
+        return Ok(m);
+    }
     // Names as plain strings first; only a text that fails that way (a lone surrogate escape
     // in a name, or no JSON object at all) is read again with raw names, which decides.
     let env = match serde_json::from_str::<EnvelopeOf<'_, true>>(text) {

@@ -1,0 +1,193 @@
+//! The usual request or notification read in one pass over its text: members `jsonrpc`,
+//! `id`, `method` and `params` (in any order, each once, nothing else), names and strings
+//! without escapes, an integer or plain string id. Only `params` goes through serde_json (as
+//! raw text, to find its end and check it); the rest is matched byte by byte and borrowed.
+//!
+//! Anything else, however valid, is `None`, and the general decoder (which judges every
+//! member by its value and words every error) reads the message instead. So this path never
+//! decides an error, and what it accepts is what the general decoder would make of the text.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::{Message, Notification, Request, RequestId};
+
+/// The message, when `text` has the usual shape.
+pub(super) fn message(text: &str) -> Option<Message> {
+    let mut s = Scan { text, pos: 0 };
+    s.expect(b'{')?;
+    let mut jsonrpc = false;
+    let mut id = None;
+    let mut method = None;
+    let mut params: Option<&RawValue> = None;
+    loop {
+        let name = s.plain_str()?;
+        s.expect(b':')?;
+        match name {
+            "jsonrpc" if !jsonrpc => {
+                if s.plain_str()? != "2.0" {
+                    return None;
+                }
+                jsonrpc = true;
+            }
+            "id" if id.is_none() => id = Some(s.id()?),
+            "method" if method.is_none() => method = Some(s.plain_str()?),
+            "params" if params.is_none() => {
+                let raw = s.raw()?;
+                if !matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')) {
+                    return None;
+                }
+                params = Some(raw);
+            }
+            _ => return None,
+        }
+        match s.next()? {
+            b',' => {}
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    s.skip_ws();
+    if s.pos != text.len() || !jsonrpc {
+        return None;
+    }
+    let method = method?.to_owned();
+    let params = params.map(ToOwned::to_owned);
+    Some(match id {
+        Some(id) => Message::Request(Request { id, method, params }),
+        None => Message::Notification(Notification { method, params }),
+    })
+}
+
+struct Scan<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn skip_ws(&mut self) {
+        let b = self.text.as_bytes();
+        while matches!(b.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte that is not white space.
+    fn next(&mut self) -> Option<u8> {
+        self.skip_ws();
+        let b = *self.text.as_bytes().get(self.pos)?;
+        self.pos += 1;
+        Some(b)
+    }
+
+    fn expect(&mut self, want: u8) -> Option<()> {
+        (self.next()? == want).then_some(())
+    }
+
+    /// A string with no escapes (and, as JSON requires, no control characters), borrowed.
+    fn plain_str(&mut self) -> Option<&'a str> {
+        self.expect(b'"')?;
+        let start = self.pos;
+        let len = self.text.as_bytes()[start..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let end = start + len;
+        if self.text.as_bytes()[end] != b'"' {
+            return None;
+        }
+        self.pos = end + 1;
+        // Both ends are ASCII bytes of valid UTF-8, so this slice is on char boundaries.
+        self.text.get(start..end)
+    }
+
+    /// An id: an integer in `i64` written plainly (no fraction or exponent), or a plain string.
+    fn id(&mut self) -> Option<RequestId> {
+        self.skip_ws();
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.pos) == Some(&b'"') {
+            return self.plain_str().map(|s| RequestId::String(s.to_owned()));
+        }
+        let start = self.pos;
+        let mut end = start + usize::from(bytes.get(start) == Some(&b'-'));
+        let digits = end;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        // JSON has no leading zeros; a fraction or exponent stops the scan and is refused by
+        // the caller, which then sees neither `,` nor `}`.
+        let n = end - digits;
+        if n == 0 || (n > 1 && bytes[digits] == b'0') {
+            return None;
+        }
+        self.pos = end;
+        self.text[start..end].parse().ok().map(RequestId::Number)
+    }
+
+    /// Any JSON value as raw text, checked by serde_json; the scan goes on after it.
+    fn raw(&mut self) -> Option<&'a RawValue> {
+        self.skip_ws();
+        let rest = self.text.get(self.pos..)?;
+        let mut de = serde_json::Deserializer::from_str(rest);
+        let raw = <&'a RawValue>::deserialize(&mut de).ok()?;
+        let end = raw.get().as_ptr() as usize - self.text.as_ptr() as usize + raw.get().len();
+        self.pos = end;
+        Some(raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+    use crate::jsonrpc::decode;
+
+    /// What the quick path reads, the general decoder reads the same; what it leaves, it
+    /// leaves whole (the general decoder then decides, errors included).
+    #[test]
+    fn the_quick_path_agrees_with_the_general_decoder_or_stands_aside() {
+        let usual = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e","arguments":{"m":"\u00e9"}}}"#,
+            r#"{"method":"tools/call","params":{"name":"e"},"jsonrpc":"2.0","id":"abc"}"#,
+            r#" { "jsonrpc" : "2.0" , "id" : -42 , "method" : "ping" } "#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":0,"method":"x","params":[1,2]}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"x"}"#,
+        ];
+        for text in usual {
+            let quick = message(text).unwrap_or_else(|| panic!("usual: {text}"));
+            let general = decode(text.as_bytes()).unwrap();
+            assert_eq!(quick.to_vec(), general.to_vec(), "{text}");
+        }
+        let other = [
+            // Valid, but for the general decoder to judge.
+            r#"{"jsonrpc":"2.0","id":1.0,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1e0,"method":"x"}"#,
+            r#"{"jsonrpc":"\u0032.0","id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","\u0069d":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":"a\"b","method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","extra":true}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#,
+            // Invalid, in ways the general decoder words.
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+            r#"{"id":1,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":01,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":5}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x"} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"x",}"#,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}",
+            r#"{"jsonrpc":"2.0","id":-,"method":"x"}"#,
+            "{}",
+            "{",
+        ];
+        for text in other {
+            assert!(
+                message(text).is_none(),
+                "left to the general decoder: {text}"
+            );
+        }
+    }
+}
