@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use crate::call_text::CallText;
 use crate::context::Context;
 use crate::cursor::{Cursors, ListKind, page};
 use crate::error::Error;
@@ -175,62 +176,6 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
     call_tool_with(shared, &p.name, CallArgs::Map(p.arguments), inputs, ctx)
 }
 
-/// Where a usual `tools/call`'s name and arguments lie in its params text: found by one read
-/// that builds nothing, so that the call is made from the text (see [`call_tool_text`]).
-pub(crate) struct CallText {
-    name: std::ops::Range<usize>,
-    arguments: Option<std::ops::Range<usize>>,
-}
-
-/// The members a usual call has; any other (`task`, a 2026-07-28 retry's `inputResponses` and
-/// `requestState`) sends the call the general way, which types and checks them. `_meta` was
-/// read by the engine, and unknown members are ignored, as the typed params keep them unused.
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct CallMembers<'a> {
-    name: &'a str,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-    #[serde(default)]
-    task: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    input_responses: Option<serde::de::IgnoredAny>,
-    #[serde(default)]
-    request_state: Option<serde::de::IgnoredAny>,
-}
-
-impl CallText {
-    /// The call's parts, or `None` when it needs the general way: a member beyond the usual
-    /// ones, a name written with escapes, arguments that are not an object, params that do not
-    /// read (whose error the general way words).
-    pub(crate) fn read(params: &RawValue) -> Option<CallText> {
-        let text = params.get();
-        let m: CallMembers<'_> = serde_json::from_str(text).ok()?;
-        if m.task.is_some() || m.input_responses.is_some() || m.request_state.is_some() {
-            return None;
-        }
-        let base = text.as_ptr() as usize;
-        let range = |part: &str| {
-            let start = part.as_ptr() as usize - base;
-            start..start + part.len()
-        };
-        let arguments = match m.arguments {
-            None => None,
-            Some(a) if a.get().starts_with('{') => Some(range(a.get())),
-            Some(_) => return None,
-        };
-        Some(CallText {
-            name: range(m.name),
-            arguments,
-        })
-    }
-
-    /// The tool's name.
-    pub(crate) fn name<'a>(&self, params: &'a RawValue) -> &'a str {
-        &params.get()[self.name.clone()]
-    }
-}
-
 /// A usual `tools/call` made from its params text (see [`CallText`]).
 pub(crate) fn call_tool_text(
     shared: &Shared,
@@ -238,7 +183,7 @@ pub(crate) fn call_tool_text(
     call: &CallText,
     ctx: &Context,
 ) -> Outcome {
-    let args = call.arguments.clone().map(|r| &params.get()[r]);
+    let args = call.arguments(params);
     let name = call.name(params);
     call_tool_with(shared, name, CallArgs::Text(args), (None, None), ctx)
 }

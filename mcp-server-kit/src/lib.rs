@@ -75,6 +75,7 @@ extern crate self as mcp_server_kit;
 
 pub mod apps;
 pub mod broadcast;
+mod call_text;
 mod context;
 mod cursor;
 mod dispatch;

@@ -23,6 +23,7 @@ use mcp_core::types::{
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
+use crate::call_text::CallText;
 use crate::context::{Call, Cancel, Context, Inputs, Link};
 use crate::cursor::Cursors;
 use crate::cursor::ListKind as Page;
@@ -222,7 +223,7 @@ impl KitSession {
         if rc.method == methods::TOOLS_CALL {
             // The usual call goes from its params text to the handler in one read.
             let quick = rc.params.take().and_then(|params| {
-                match dispatch::CallText::read(&params)
+                match CallText::read(&params)
                     .filter(|c| tasks::plain_call(&self.shared, &rc, c.name(&params)))
                 {
                     Some(call) => Some((params, call)),

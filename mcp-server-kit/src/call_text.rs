@@ -1,0 +1,207 @@
+//! Where a usual `tools/call`'s name and arguments lie in its params text, found by one scan
+//! that builds nothing, so that the call is made from the text: the arguments are checked by
+//! the tool's plan as they are read and typed straight from the same text (see
+//! `dispatch::call_tool_text`).
+//!
+//! The params are a `RawValue`, so their text is valid JSON: the scan only has to find where
+//! each member begins and ends, not to check it. A call that is not usual (a `task`, a
+//! 2026-07-28 retry's `inputResponses` or `requestState`, a member written with escapes, a
+//! repeated member, arguments that are not an object) is `None`, and takes the general way,
+//! which types every member and words every error.
+
+use std::ops::Range;
+
+use serde_json::value::RawValue;
+
+/// The name and arguments of a usual call, as byte ranges of its params text.
+pub(crate) struct CallText {
+    name: Range<usize>,
+    arguments: Option<Range<usize>>,
+}
+
+impl CallText {
+    /// The parts of a usual call, or `None` for the general way.
+    pub(crate) fn read(params: &RawValue) -> Option<CallText> {
+        let t = params.get().as_bytes();
+        let mut i = ws(t, 0);
+        if t.get(i) != Some(&b'{') {
+            return None;
+        }
+        i += 1;
+        let mut name = None;
+        let mut arguments = None;
+        let mut seen_arguments = false;
+        loop {
+            i = ws(t, i);
+            let key = plain_string(t, i)?;
+            i = ws(t, key.end + 1);
+            if t.get(i) != Some(&b':') {
+                return None;
+            }
+            let start = ws(t, i + 1);
+            let end = skip_value(t, start)?;
+            match &t[key] {
+                b"name" if name.is_none() => name = Some(plain_string(t, start)?),
+                b"arguments" if !seen_arguments => {
+                    seen_arguments = true;
+                    match t[start] {
+                        b'{' => arguments = Some(start..end),
+                        // As an absent `arguments`.
+                        b'n' => {}
+                        _ => return None,
+                    }
+                }
+                b"name" | b"arguments" | b"task" | b"inputResponses" | b"requestState" => {
+                    return None;
+                }
+                // `_meta` (the engine read it) and unknown members (kept unused by the typed
+                // params).
+                _ => {}
+            }
+            i = ws(t, end);
+            match t.get(i)? {
+                b',' => i += 1,
+                b'}' => break,
+                _ => return None,
+            }
+        }
+        Some(CallText {
+            name: name?,
+            arguments,
+        })
+    }
+
+    /// The tool's name.
+    pub(crate) fn name<'a>(&self, params: &'a RawValue) -> &'a str {
+        params.get().get(self.name.clone()).unwrap_or_default()
+    }
+
+    /// The arguments object's text, if the call has one.
+    pub(crate) fn arguments<'a>(&self, params: &'a RawValue) -> Option<&'a str> {
+        self.arguments.clone().and_then(|r| params.get().get(r))
+    }
+}
+
+fn ws(t: &[u8], mut i: usize) -> usize {
+    while matches!(t.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// The contents of the string starting at `i` (its quotes excluded), if it has no escapes.
+fn plain_string(t: &[u8], i: usize) -> Option<Range<usize>> {
+    if t.get(i) != Some(&b'"') {
+        return None;
+    }
+    let len = t
+        .get(i + 1..)?
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\')?;
+    let end = i + 1 + len;
+    (t[end] == b'"').then_some(i + 1..end)
+}
+
+/// Where the (valid) JSON value starting at `i` ends.
+fn skip_value(t: &[u8], i: usize) -> Option<usize> {
+    match *t.get(i)? {
+        b'"' => skip_string(t, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match *t.get(j)? {
+                    b'"' => {
+                        j = skip_string(t, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        // A number, `true`, `false` or `null`: up to the next delimiter.
+        _ => {
+            let mut j = i;
+            while !matches!(
+                t.get(j),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            ) {
+                j += 1;
+            }
+            Some(j)
+        }
+    }
+}
+
+/// Where the string whose opening quote is at `i` ends (after its closing quote).
+fn skip_string(t: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    loop {
+        match *t.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::CallText;
+
+    fn read(text: &str) -> Option<(String, Option<String>)> {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        let c = CallText::read(&raw)?;
+        Some((
+            c.name(&raw).to_owned(),
+            c.arguments(&raw).map(str::to_owned),
+        ))
+    }
+
+    #[test]
+    fn a_usual_call_is_found_and_anything_else_left_alone() {
+        let args = r#"{"m":"a \"}\" b","n":[1,{"x":"]"}],"t":true,"z":-1.5e3}"#;
+        assert_eq!(
+            read(&format!(
+                r#"{{"_meta":{{"progressToken":"}}"}},"name":"echo","other":[null,"x"],"arguments":{args} }}"#
+            )),
+            Some(("echo".into(), Some(args.into())))
+        );
+        assert_eq!(read(r#"{"name":"e"}"#), Some(("e".into(), None)));
+        assert_eq!(
+            read(r#" { "arguments" : null , "name" : "e" } "#),
+            Some(("e".into(), None))
+        );
+        assert_eq!(
+            read(r#"{"x":1,"name":"e","y":false}"#),
+            Some(("e".into(), None))
+        );
+        for other in [
+            r#"{"name":"e","task":{}}"#,
+            r#"{"name":"e","inputResponses":{}}"#,
+            r#"{"name":"e","requestState":"s"}"#,
+            r#"{"name":"\u0065"}"#,
+            r#"{"n\u0061me":"e"}"#,
+            r#"{"name":"e","name":"f"}"#,
+            r#"{"name":"e","arguments":{},"arguments":{}}"#,
+            r#"{"name":"e","arguments":[]}"#,
+            r#"{"name":"e","arguments":"{}"}"#,
+            r#"{"name":5}"#,
+            r#"{"arguments":{}}"#,
+            "{}",
+            "[]",
+        ] {
+            assert!(read(other).is_none(), "{other}");
+        }
+    }
+}
