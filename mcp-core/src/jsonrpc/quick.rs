@@ -87,13 +87,15 @@ impl<'a> Scan<'a> {
     /// A string with no escapes (and, as JSON requires, no control characters), borrowed.
     fn plain_str(&mut self) -> Option<&'a str> {
         self.expect(b'"')?;
+        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let len = self.text.as_bytes()[start..]
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-        let end = start + len;
-        if self.text.as_bytes()[end] != b'"' {
-            return None;
+        let mut end = start;
+        loop {
+            match *bytes.get(end)? {
+                b'"' => break,
+                b'\\' | 0..=0x1f => return None,
+                _ => end += 1,
+            }
         }
         self.pos = end + 1;
         // Both ends are ASCII bytes of valid UTF-8, so this slice is on char boundaries.
