@@ -152,9 +152,9 @@ fn run() -> Result<(), String> {
     missing.dedup();
     if !missing.is_empty() {
         return Err(format!(
-            "not built: {}\nbuild with `cargo build --release -p mcp-examples && cargo build \
-             --release --manifest-path bench/Cargo.toml` from the repository root, or pass \
-             --ours / --peers",
+            "not built: {}\nbuild with `cargo build --release -p mcp-examples \
+             --no-default-features && cargo build --release --manifest-path bench/Cargo.toml` \
+             from the repository root, or pass --ours / --peers",
             missing.join(", ")
         ));
     }
