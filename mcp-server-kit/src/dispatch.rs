@@ -223,8 +223,11 @@ pub(crate) fn call_tool_with(
     let args = match args {
         CallArgs::Text(t) => {
             let t = t.unwrap_or("{}");
-            if plain && tool.accepts_text(t) {
+            if plain && !tool.validate {
                 return run_tool(shared, &tool, name, Args::Text(t), None, ctx);
+            }
+            if let Some(plan) = tool.plan().filter(|_| plain) {
+                return run_tool(shared, &tool, name, Args::Checked(t, plan), None, ctx);
             }
             match serde_json::from_str::<Value>(t) {
                 Ok(v) => v,
@@ -271,22 +274,27 @@ fn run_tool(
 ) -> Outcome {
     let version = ctx.protocol_version();
     let text = match &args {
-        Args::Text(t) => Some(*t),
+        Args::Text(t) | Args::Checked(t, _) => Some(*t),
         Args::Value(_) => None,
     };
     let mut outcome = match run_guarded(|| (tool.handler)(args, ctx)) {
         Err(panic) => return Outcome::Error(panic),
         Ok(r) => r,
     };
-    if let (Some(t), Err(ToolFailure::BadArguments(_))) = (text, &outcome) {
-        // The handler's type refused text its schema allows (a type stricter than its
-        // schema). Nothing ran: read again as a value, so the message is the one a value gets.
+    if let (Some(t), Err(ToolFailure::BadArguments(_) | ToolFailure::Unchecked)) = (text, &outcome)
+    {
+        // Nothing ran: the plan could not vouch for the text, or the handler's type refused it.
+        // Read again as a value, checked by the full validator, so that the verdict and its
+        // message are the ones a value gets.
         let v = match serde_json::from_str(t) {
             Ok(v) => v,
             Err(e) => {
                 return Outcome::Error(ErrorObject::invalid_params(format!("{TOOLS_CALL}: {e}")));
             }
         };
+        if let Err(msg) = tool.check_arguments(&v) {
+            return invalid_arguments(name, &msg, version);
+        }
         outcome = match run_guarded(|| (tool.handler)(Args::Value(v), ctx)) {
             Err(panic) => return Outcome::Error(panic),
             Ok(r) => r,
@@ -315,6 +323,10 @@ fn run_tool(
             Outcome::from_result(&result, version)
         }
         Err(ToolFailure::BadArguments(msg)) => invalid_arguments(name, &msg, version),
+        // Only for text arguments, which were read again above.
+        Err(ToolFailure::Unchecked) => {
+            Outcome::Error(ErrorObject::internal("the arguments could not be checked"))
+        }
         Err(ToolFailure::Handler(e)) => match e {
             Error::InvalidParams(msg) if !validation_as_result => {
                 Outcome::Error(ErrorObject::invalid_params(msg))

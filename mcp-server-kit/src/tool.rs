@@ -133,15 +133,21 @@ pub(crate) enum ToolFailure {
     BadArguments(String),
     /// The handler failed.
     Handler(Error),
+    /// Arguments given as [`Args::Checked`] that the tool's plan could not vouch for (or its
+    /// type refused): nothing ran; they go to the full validator as a value.
+    Unchecked,
 }
 
 /// A call's arguments as a handler receives them.
 pub(crate) enum Args<'a> {
     /// Built as a value (checked by the validator, or handed over by a task or a retry).
     Value(Value),
-    /// The JSON text of the arguments object, already accepted by the tool's check plan:
+    /// The JSON text of the arguments object, for a tool that does not check its arguments:
     /// typed straight from the text, with no `Value` tree in between.
     Text(&'a str),
+    /// The JSON text of the arguments object, typed while the tool's check plan reads it
+    /// ([`ToolFailure::Unchecked`] when the plan cannot vouch for it).
+    Checked(&'a str, &'a crate::validate::Plan),
 }
 
 pub(crate) type ToolFn =
@@ -257,6 +263,7 @@ impl Tool {
             let args: Result<A, _> = match args {
                 Args::Value(v) => serde_json::from_value(v),
                 Args::Text(t) => serde_json::from_str(t),
+                Args::Checked(t, plan) => Ok(plan.typed(t).ok_or(ToolFailure::Unchecked)?),
             };
             let args = args.map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
             let result = handler(args, ctx)
@@ -384,26 +391,18 @@ impl Tool {
 
     /// Checks `args` against the input schema, unless [`Tool::validate_arguments`] turned that
     /// off.
-    /// Whether arguments still in their JSON text (an object) surely pass
-    /// [`check_arguments`](Tool::check_arguments); false means "build the value and ask".
-    pub(crate) fn accepts_text(&self, args: &str) -> bool {
-        if !self.validate {
-            return true;
-        }
-        let plan = self
-            .plan
-            .get_or_init(|| crate::validate::Plan::of(&self.def.input_schema));
-        plan.as_ref().is_some_and(|p| p.accepts_text(args))
+    /// The plan its arguments are checked by, if its schema has one.
+    pub(crate) fn plan(&self) -> Option<&crate::validate::Plan> {
+        self.plan
+            .get_or_init(|| crate::validate::Plan::of(&self.def.input_schema))
+            .as_ref()
     }
 
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         if !self.validate {
             return Ok(());
         }
-        let plan = self
-            .plan
-            .get_or_init(|| crate::validate::Plan::of(&self.def.input_schema));
-        if plan.as_ref().is_some_and(|p| p.accepts(args)) {
+        if self.plan().is_some_and(|p| p.accepts(args)) {
             return Ok(());
         }
         crate::validate::validate_object(&self.def.input_schema, args).map_err(|e| e.to_string())

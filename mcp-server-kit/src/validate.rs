@@ -52,7 +52,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-mod text;
+mod checked;
 
 /// How many schema-against-value checks one validation may make. A check costs well under a
 /// microsecond, so this bounds a call's validation to a few hundred milliseconds at worst,
@@ -230,10 +230,10 @@ impl Plan {
             })
     }
 
-    /// As [`accepts`](Plan::accepts), for arguments still in their JSON text (an object):
-    /// checked as they are read, with no `Value` built.
-    pub(crate) fn accepts_text(&self, json: &str) -> bool {
-        text::accepts(self, json)
+    /// `T` typed from arguments still in their JSON text (an object), if this plan surely
+    /// accepts them: the check made while the type reads, in one pass (see `checked`).
+    pub(crate) fn typed<T: serde::de::DeserializeOwned>(&self, json: &str) -> Option<T> {
+        checked::typed(self, json)
     }
 }
 
@@ -1166,8 +1166,10 @@ mod tests {
         let mut accepted = 0;
         for v in &values {
             let valid = validate_object(root, v).is_ok();
-            // Read from text, the plan says the same as from the value.
-            assert_eq!(plan.accepts_text(&v.to_string()), plan.accepts(v), "{v}");
+            // Typed from text, the plan says the same as from the value.
+            let typed = plan.typed::<Value>(&v.to_string());
+            assert_eq!(typed.is_some(), plan.accepts(v), "{v}");
+            assert!(typed.is_none_or(|t| t == *v), "{v}");
             if plan.accepts(v) {
                 accepted += 1;
                 assert!(valid, "the plan accepted {v}, which the validator refuses");
@@ -1184,12 +1186,35 @@ mod tests {
             r#"{"message": "a""#,
             "[]",
         ] {
-            assert!(!plan.accepts_text(text), "{text}");
+            assert!(plan.typed::<Value>(text).is_none(), "{text}");
         }
         // Escapes read as in the value: the same member, the same string.
-        assert!(plan.accepts_text(
-            r#"{"m\u0065ssage": "\u00e9t\u00e9", "count": -0, "any": {"x": [1, {}]}}"#
-        ));
+        let t: Value = plan
+            .typed(r#"{"m\u0065ssage": "\u00e9t\u00e9", "count": -0, "any": {"x": [1, {}]}}"#)
+            .expect("accepted");
+        assert_eq!(t["message"], "été");
+        // A derived type reads each member its own way (an option, an integer, a skipped
+        // member), and the plan still sees each value's JSON type.
+        #[derive(serde::Deserialize, Debug)]
+        struct Args {
+            #[allow(dead_code)]
+            message: String,
+            #[allow(dead_code)]
+            count: Option<u32>,
+        }
+        for (text, ok) in [
+            (r#"{"message": "a"}"#, true),
+            (
+                r#"{"message": "a", "count": 3, "any": [1], "untyped": {"a": 1}}"#,
+                true,
+            ),
+            (r#"{"message": "a", "count": null}"#, false),
+            (r#"{"message": "a", "any": 1, "count": 3.0}"#, false),
+            (r#"{"message": "a", "untyped": "x", "extra": 1}"#, false),
+            (r#"{"count": 1}"#, false),
+        ] {
+            assert_eq!(plan.typed::<Args>(text).is_some(), ok, "{text}");
+        }
         // Open objects take extra members.
         let open = json!({"type": "object", "properties": {"a": {"type": "string"}}});
         let Value::Object(open) = &open else { panic!() };

@@ -142,3 +142,27 @@ fn a_repeated_argument_keeps_the_last_value() {
     );
     assert_eq!(text(&r), "last", "{r}");
 }
+
+#[test]
+fn arguments_nested_ten_thousand_deep_are_answered_not_a_crash() {
+    let p = session("2025-11-25");
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    // In a member the tool ignores (its schema is open): valid JSON, valid arguments, skipped
+    // without recursion.
+    let r = call_text(
+        &p,
+        1,
+        &format!(r#"{{"name":"echo","arguments":{{"message":"m","deep":{deep}}}}}"#),
+    );
+    assert_eq!(text(&r), "m", "{r}");
+    // Where the tool reads it: past what the parser builds as a value, -32602.
+    let r = call_text(
+        &p,
+        2,
+        &format!(r#"{{"name":"echo","arguments":{{"message":{deep}}}}}"#),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // The session goes on.
+    let r = call_text(&p, 3, r#"{"name":"echo","arguments":{"message":"after"}}"#);
+    assert_eq!(text(&r), "after", "{r}");
+}
