@@ -455,6 +455,78 @@ impl Response {
     pub fn result<'a, T: Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
         serde_json::from_str(self.result.get())
     }
+
+    /// The answer to `id` with `result`, as a message (for a transport that does not write
+    /// [`ResultValue`]s itself; see [`encode_result_into`](Response::encode_result_into)).
+    /// A result that cannot be serialized becomes a -32603 error.
+    pub fn message(id: &RequestId, result: &dyn ResultValue) -> Message {
+        match result.to_raw() {
+            Ok(result) => Message::Response(Response {
+                id: id.clone(),
+                result,
+            }),
+            Err(e) => Message::error(Some(id.clone()), ErrorObject::internal(e)),
+        }
+    }
+
+    /// Appends the answer to `id` with `result` to `out`: the bytes
+    /// [`Message::encode_into`] writes for [`Response::message`], with the result serialized
+    /// straight into them (no raw text made, copied and dropped on the way).
+    ///
+    /// # Errors
+    /// When `result` cannot be serialized; `out` is then as it was.
+    pub fn encode_result_into(
+        id: &RequestId,
+        result: &dyn ResultValue,
+        out: &mut Vec<u8>,
+    ) -> Result<(), serde_json::Error> {
+        let start = out.len();
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        id.encode_into(out);
+        out.extend_from_slice(br#","result":"#);
+        if let Err(e) = result.write_json(out) {
+            out.truncate(start);
+            return Err(e);
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// A result a transport may serialize into its answer itself
+/// ([`Outbound::send_result`](crate::service::Outbound::send_result)). Sealed: it is
+/// implemented for results whose text serde_json writes from a derived or `Value` form (a
+/// tool's [`CallToolResult`](crate::types::CallToolResult), a `Value`), so the text is always
+/// one compact JSON value, with no newline a line-framed transport would have to mind.
+pub trait ResultValue: sealed::Sealed + Send + Sync {
+    /// Appends the result's JSON text to `out`.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+
+    /// The result as raw JSON text of its own.
+    ///
+    /// # Errors
+    /// When serialization fails.
+    fn to_raw(&self) -> Result<Box<RawValue>, serde_json::Error>;
+}
+
+pub(crate) mod sealed {
+    /// Keeps [`ResultValue`](super::ResultValue) to this crate's types.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for Value {}
+
+impl ResultValue for Value {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
+    }
+
+    fn to_raw(&self) -> Result<Box<RawValue>, serde_json::Error> {
+        to_raw(self)
+    }
 }
 
 /// An error response. The id is absent when the request's id could not be read.

@@ -14,7 +14,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::jsonrpc::{Message, RequestId};
+use crate::jsonrpc::{Message, RequestId, Response, ResultValue};
 use crate::version::ProtocolVersion;
 
 /// The peer is gone (or the stream the message belonged to was closed): nothing was sent.
@@ -37,6 +37,23 @@ pub trait Outbound: Send + Sync {
     /// # Errors
     /// [`Closed`] when the peer, or the stream for `related`, is gone.
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed>;
+
+    /// Sends the successful answer to request `id` (as [`send`](Outbound::send) would send
+    /// [`Response::message`]`(id, result)`), leaving the result's serialization to the
+    /// transport: one that frames its answers itself (stdio) writes it straight into the
+    /// answer's frame, with no raw text made, copied and dropped on the way. The default
+    /// sends the message.
+    ///
+    /// # Errors
+    /// As [`send`](Outbound::send).
+    fn send_result(
+        &self,
+        id: &RequestId,
+        result: &dyn ResultValue,
+        related: Option<&RequestId>,
+    ) -> Result<(), Closed> {
+        self.send(Response::message(id, result), related)
+    }
 
     /// Ends the connection that carries the stream of request `related` without ending the
     /// stream: the client reconnects after the `retry:` delay and resumes it from the last

@@ -32,6 +32,9 @@ pub(crate) enum Outcome {
     Result(Value),
     /// A result already serialized (the fast path: no shaping was needed).
     Raw(Box<RawValue>),
+    /// A tool's result for a revision that takes it as it is (2025-11-25 on): the transport
+    /// serializes it into the answer itself (`Outbound::send_result`).
+    Tool(CallToolResult),
     /// A JSON-RPC error.
     Error(ErrorObject),
     /// Nothing may be sent (the request was cancelled).
@@ -320,7 +323,12 @@ fn run_tool(
                     return crate::tasks::runner::continue_as_task(shared, &ctx.call, rest);
                 }
             }
-            Outcome::from_result(&result, version)
+            // As `from_result` would make it raw text for these revisions, unshaped.
+            if version >= ProtocolVersion::V2025_11_25 {
+                Outcome::Tool(result)
+            } else {
+                Outcome::from_result(&result, version)
+            }
         }
         Err(ToolFailure::BadArguments(msg)) => invalid_arguments(name, &msg, version),
         // Only for text arguments, which were read again above.

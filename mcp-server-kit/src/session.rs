@@ -18,7 +18,7 @@ use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
-    ClientRequest, LoggingLevel, PaginatedRequestParams, SubscriptionFilter, methods,
+    ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType, SubscriptionFilter, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
@@ -417,6 +417,27 @@ impl KitSession {
 
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).
     fn finish(&self, id: &RequestId, method: &str, version: ProtocolVersion, outcome: Outcome) {
+        if let Outcome::Tool(mut result) = outcome {
+            let era = {
+                let mut st = self.state();
+                st.calls.remove(id);
+                st.engine.answer(id)
+            };
+            match (era, self.outbound()) {
+                (Some(era), Some(out)) => {
+                    // What the engine's `respond` adds to a 2026-07-28 result.
+                    if era == Era::Modern && result.result_type.is_none() {
+                        result.result_type = Some(ResultType::Complete);
+                    }
+                    // A closed peer is normal at shutdown; there is no one left to tell.
+                    let _ = out.send_result(id, &result, Some(id));
+                }
+                (Some(_), None) => {}
+                // Cancelled: the transport ends the request's exchange.
+                (None, _) => self.unanswered(id),
+            }
+            return;
+        }
         let outcome = match outcome {
             Outcome::Result(v) => match dispatch::shape(method, v, version) {
                 Ok(v) => Outcome::Result(v),
@@ -431,6 +452,11 @@ impl KitSession {
                 Outcome::Result(v) => st.engine.respond_value(id, Ok(v)),
                 Outcome::Error(e) => st.engine.respond_value(id, Err(e)),
                 Outcome::Raw(r) => st.engine.respond(id, Ok(r)),
+                // Answered above.
+                Outcome::Tool(t) => st.engine.respond(
+                    id,
+                    mcp_core::jsonrpc::ResultValue::to_raw(&t).map_err(ErrorObject::internal),
+                ),
                 Outcome::Nothing => {
                     st.engine.abandon(id);
                     None

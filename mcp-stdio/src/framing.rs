@@ -10,7 +10,10 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead, BufReader, Read, Write};
 
-use mcp_core::jsonrpc::{self, DecodeError, ErrorObject, Message, Payload as Incoming, codes};
+use mcp_core::jsonrpc::{
+    self, DecodeError, ErrorObject, Message, Payload as Incoming, RequestId, Response, ResultValue,
+    codes,
+};
 use mcp_core::version::ProtocolVersion;
 use std::sync::Arc;
 
@@ -385,6 +388,23 @@ impl<W: Write> MessageWriter<W> {
         r
     }
 
+    /// Writes the answer to `id` with `result` serialized straight into its frame (see
+    /// [`Response::encode_result_into`]): the line [`write_message`](Self::write_message)
+    /// writes for [`Response::message`]. Nothing is written when `result` cannot be serialized.
+    ///
+    /// # Errors
+    /// When serialization or the underlying writer fails.
+    pub fn write_result(&mut self, id: &RequestId, result: &dyn ResultValue) -> io::Result<()> {
+        self.scratch.clear();
+        Response::encode_result_into(id, result, &mut self.scratch).map_err(io::Error::other)?;
+        self.scratch.push(b'\n');
+        let r = self.inner.write_all(&self.scratch);
+        if self.scratch.capacity() > SCRATCH_KEEP {
+            self.scratch = Vec::with_capacity(1024);
+        }
+        r
+    }
+
     /// Flushes the underlying writer.
     ///
     /// # Errors
@@ -411,6 +431,40 @@ impl<W: Write> MessageWriter<W> {
 
 #[cfg(test)]
 mod tests {
+    use mcp_core::jsonrpc::{RequestId, Response};
+    use mcp_core::types::CallToolResult;
+    use serde_json::json;
+
+    use super::MessageWriter;
+
+    #[test]
+    fn a_result_written_into_its_frame_is_the_line_of_its_message() {
+        let mut structured = CallToolResult::structured(json!({"a": [1, "x\ny"]}));
+        structured.is_error = Some(false);
+        for (id, result) in [
+            (
+                RequestId::Number(7),
+                CallToolResult::text("h\u{e9}llo \"x\"\n\u{1}"),
+            ),
+            (
+                RequestId::String("a\"b\n".into()),
+                CallToolResult::error("e"),
+            ),
+            (RequestId::Number(-1), structured),
+        ] {
+            let mut direct = MessageWriter::new(Vec::new());
+            direct.write_result(&id, &result).unwrap();
+            let mut message = MessageWriter::new(Vec::new());
+            message
+                .write_message(&Response::message(&id, &result))
+                .unwrap();
+            let direct = direct.into_inner();
+            assert_eq!(direct, message.into_inner());
+            // One line.
+            assert_eq!(direct.iter().filter(|&&b| b == b'\n').count(), 1);
+            assert_eq!(direct.last(), Some(&b'\n'));
+        }
+    }
 
     #[test]
     fn finds_the_first_newline_at_every_offset() {

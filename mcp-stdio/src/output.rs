@@ -8,16 +8,19 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
-use mcp_core::jsonrpc::{Message, RequestId};
+use mcp_core::jsonrpc::{Message, RequestId, Response, ResultValue};
 use mcp_core::service::{Closed, Outbound};
 
 use crate::framing::MessageWriter;
 use crate::negotiated::Negotiated;
 use crate::reading::HandOff;
 
+/// The stream the answers are written to.
+type Writer = MessageWriter<BufWriter<Box<dyn Write + Send>>>;
+
 /// The output stream, shared by the writer thread and the senders' fast path.
 pub(crate) struct SharedOutput {
-    writer: Mutex<MessageWriter<BufWriter<Box<dyn Write + Send>>>>,
+    writer: Mutex<Writer>,
     /// Messages handed to the writer thread and not yet written.
     queued: AtomicUsize,
     /// Set when the writer thread has ended: no more direct writes.
@@ -118,6 +121,13 @@ impl StdioOutbound {
     }
 
     fn try_direct(&self, msg: &Message) -> bool {
+        self.try_direct_with(|w| w.write_message(msg))
+    }
+
+    /// Writes with `write` directly when nothing is queued and no one is writing (see the
+    /// type's description); false when it did not (or the write failed), for the caller to
+    /// queue the message instead.
+    fn try_direct_with(&self, write: impl FnOnce(&mut Writer) -> io::Result<()>) -> bool {
         let out = &self.output;
         if out.stopped.load(Ordering::Acquire) || out.queued.load(Ordering::Acquire) != 0 {
             return false;
@@ -132,7 +142,7 @@ impl StdioOutbound {
         // On failure the message goes to the queue, so the writer thread meets the error
         // itself and shutdown runs as for any output failure.
         if out.burst.load(Ordering::SeqCst) {
-            if w.write_message(msg).is_err() {
+            if write(&mut w).is_err() {
                 return false;
             }
             out.dirty.store(true, Ordering::SeqCst);
@@ -142,7 +152,7 @@ impl StdioOutbound {
             }
             return w.flush().is_ok();
         }
-        w.write_message(msg).and_then(|()| w.flush()).is_ok()
+        write(&mut w).and_then(|()| w.flush()).is_ok()
     }
 }
 
@@ -157,6 +167,20 @@ impl Outbound for StdioOutbound {
             self.output.queued.fetch_sub(1, Ordering::AcqRel);
             Closed
         })
+    }
+
+    fn send_result(
+        &self,
+        id: &RequestId,
+        result: &dyn ResultValue,
+        related: Option<&RequestId>,
+    ) -> Result<(), Closed> {
+        // No answer to `initialize` comes this way (the engine sends that one as a message),
+        // so there is no revision to learn from it.
+        if self.try_direct_with(|w| w.write_result(id, result)) {
+            return Ok(());
+        }
+        self.send(Response::message(id, result), related)
     }
 
     fn will_block(&self) {

@@ -561,6 +561,15 @@ impl ServerEngine {
         })
     }
 
+    /// Ends request `id` for a result the caller sends itself
+    /// ([`Outbound::send_result`](crate::service::Outbound::send_result)), as
+    /// [`respond`](ServerEngine::respond) would for its message: the request's era (a
+    /// 2026-07-28 result must carry `resultType`, which `respond` adds), or `None` when
+    /// nothing may be sent (it was cancelled or answered already).
+    pub fn answer(&mut self, id: &RequestId) -> Option<Era> {
+        self.incoming.remove(id).map(|entry| entry.era)
+    }
+
     /// [`ServerEngine::respond`] for a result held as a `Value`.
     pub fn respond_value(
         &mut self,

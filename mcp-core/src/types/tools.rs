@@ -111,6 +111,19 @@ pub struct CallToolResult {
     pub extra: Map<String, Value>,
 }
 
+impl crate::jsonrpc::sealed::Sealed for CallToolResult {}
+
+/// Serialized by its derived `Serialize`, as everywhere else.
+impl crate::jsonrpc::ResultValue for CallToolResult {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
+    }
+
+    fn to_raw(&self) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
+        crate::jsonrpc::to_raw(self)
+    }
+}
+
 impl CallToolResult {
     /// A result with these blocks.
     pub fn new(content: Vec<ContentBlock>) -> Self {

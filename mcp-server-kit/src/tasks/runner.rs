@@ -302,6 +302,10 @@ fn settle(tasks: &Tasks, id: &str, outcome: Outcome) {
                 Ok(v) => complete(&mut r.task, v),
                 Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
             },
+            Outcome::Tool(t) => match serde_json::to_value(&t) {
+                Ok(v) => complete(&mut r.task, v),
+                Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
+            },
             Outcome::Error(e) => fail(&mut r.task, &e),
             Outcome::Nothing => r.task.status = TaskStatus::Cancelled,
         }
