@@ -82,6 +82,7 @@ impl CallText {
     }
 }
 
+#[inline]
 fn ws(t: &[u8], mut i: usize) -> usize {
     while matches!(t.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
@@ -90,6 +91,7 @@ fn ws(t: &[u8], mut i: usize) -> usize {
 }
 
 /// The contents of the string starting at `i` (its quotes excluded), if it has no escapes.
+#[inline]
 fn plain_string(t: &[u8], i: usize) -> Option<Range<usize>> {
     if t.get(i) != Some(&b'"') {
         return None;
@@ -142,6 +144,7 @@ fn skip_value(t: &[u8], i: usize) -> Option<usize> {
 }
 
 /// Where the string whose opening quote is at `i` ends (after its closing quote).
+#[inline]
 fn skip_string(t: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
     loop {

@@ -65,6 +65,7 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    #[inline]
     fn skip_ws(&mut self) {
         let b = self.text.as_bytes();
         while matches!(b.get(self.pos), Some(b' ' | b'\t' | b'\n' | b'\r')) {
@@ -73,6 +74,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The next byte that is not white space.
+    #[inline]
     fn next(&mut self) -> Option<u8> {
         self.skip_ws();
         let b = *self.text.as_bytes().get(self.pos)?;
@@ -80,11 +82,13 @@ impl<'a> Scan<'a> {
         Some(b)
     }
 
+    #[inline]
     fn expect(&mut self, want: u8) -> Option<()> {
         (self.next()? == want).then_some(())
     }
 
     /// A string with no escapes (and, as JSON requires, no control characters), borrowed.
+    #[inline]
     fn plain_str(&mut self) -> Option<&'a str> {
         self.expect(b'"')?;
         let bytes = self.text.as_bytes();
