@@ -98,16 +98,37 @@ fn takes(want: &str, found: &str) -> bool {
     }
 }
 
-/// Forwards each named `deserialize_*` method of a wrapper to the wrapped deserializer, with
-/// the visitor passed through the wrapper's method `$wrap`.
+/// Forwards each named `deserialize_*` method (with its arguments before the visitor) of a
+/// wrapper to the wrapped deserializer, with the visitor passed through the wrapper's method
+/// `$wrap`.
 macro_rules! forward {
-    ($wrap:ident; $($method:ident),*) => {
+    ($wrap:ident; $($method:ident($($arg:ident: $t:ty),*)),* $(,)?) => {
         $(
-            fn $method<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+            fn $method<V: Visitor<'de>>(self, $($arg: $t,)* v: V) -> Result<V::Value, D::Error> {
                 let v = self.$wrap(v);
-                self.de.$method(v)
+                self.de.$method($($arg,)* v)
             }
         )*
+    };
+}
+
+/// [`forward!`] for the `deserialize_*` methods both wrappers pass on alike, and `$more`.
+macro_rules! forward_common {
+    ($wrap:ident; $($more:tt)*) => {
+        forward!($wrap;
+            deserialize_unit_struct(name: &'static str),
+            deserialize_newtype_struct(name: &'static str),
+            deserialize_tuple(len: usize),
+            deserialize_tuple_struct(name: &'static str, len: usize),
+            deserialize_enum(name: &'static str, variants: &'static [&'static str]),
+            deserialize_bool(), deserialize_i8(), deserialize_i16(), deserialize_i32(),
+            deserialize_i64(), deserialize_i128(), deserialize_u8(), deserialize_u16(),
+            deserialize_u32(), deserialize_u64(), deserialize_u128(), deserialize_f32(),
+            deserialize_f64(), deserialize_char(), deserialize_str(), deserialize_string(),
+            deserialize_bytes(), deserialize_byte_buf(), deserialize_option(), deserialize_unit(),
+            deserialize_seq(), deserialize_identifier(),
+            $($more)*
+        );
     };
 }
 
@@ -139,55 +160,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Top<'_, '_, D> {
             .deserialize_struct(name, fields, Object { v, st: self.st })
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.st.fail();
-        self.de.deserialize_unit_struct(name, v)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.st.fail();
-        self.de.deserialize_newtype_struct(name, v)
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, D::Error> {
-        self.st.fail();
-        self.de.deserialize_tuple(len, v)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.st.fail();
-        self.de.deserialize_tuple_struct(name, len, v)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        self.st.fail();
-        self.de.deserialize_enum(name, variants, v)
-    }
-
-    forward!(unchecked;
-        deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32, deserialize_i64,
-        deserialize_i128, deserialize_u8, deserialize_u16, deserialize_u32, deserialize_u64,
-        deserialize_u128, deserialize_f32, deserialize_f64, deserialize_char, deserialize_str,
-        deserialize_string, deserialize_bytes, deserialize_byte_buf, deserialize_option,
-        deserialize_unit, deserialize_seq, deserialize_identifier, deserialize_ignored_any);
+    forward_common!(unchecked; deserialize_ignored_any());
 }
 
 impl<D> Top<'_, '_, D> {
@@ -298,70 +271,15 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Watched<'_, '_, D> {
         self.de.deserialize_any(v)
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_unit_struct(name, v)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_newtype_struct(name, v)
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_tuple(len, v)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_tuple_struct(name, len, v)
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_struct(name, fields, v)
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, D::Error> {
-        let v = self.seen(v);
-        self.de.deserialize_enum(name, variants, v)
-    }
-
     fn is_human_readable(&self) -> bool {
         self.de.is_human_readable()
     }
 
-    forward!(seen;
-        deserialize_any, deserialize_bool, deserialize_i8, deserialize_i16, deserialize_i32,
-        deserialize_i64, deserialize_i128, deserialize_u8, deserialize_u16, deserialize_u32,
-        deserialize_u64, deserialize_u128, deserialize_f32, deserialize_f64, deserialize_char,
-        deserialize_str, deserialize_string, deserialize_bytes, deserialize_byte_buf,
-        deserialize_option, deserialize_unit, deserialize_seq, deserialize_map,
-        deserialize_identifier);
+    forward_common!(seen;
+        deserialize_any(),
+        deserialize_map(),
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]),
+    );
 }
 
 impl<'s, 'p, D> Watched<'s, 'p, D> {
