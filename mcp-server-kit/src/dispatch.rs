@@ -199,9 +199,11 @@ pub(crate) enum CallArgs<'a> {
     Text(Option<&'a str>),
 }
 
-/// Runs tool `name`. Arguments given as text that the tool's check plan accepts are typed
-/// straight from the text (the usual call: no map of owned values is ever built); anything
-/// else becomes a `Value`, meets the full validator and reaches the handler as before.
+/// Runs tool `name`. Arguments given as text are typed straight from it while the tool's check
+/// plan watches (the usual call: no map of owned values is ever built), or unwatched for a tool
+/// that does not check its arguments; anything else (a schema with no plan, a retry's inputs,
+/// parameter headers, and whatever the plan cannot vouch for) becomes a `Value`, meets the full
+/// validator and reaches the handler as before.
 pub(crate) fn call_tool_with(
     shared: &Shared,
     name: &str,

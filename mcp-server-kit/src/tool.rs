@@ -389,8 +389,6 @@ impl Tool {
         self
     }
 
-    /// Checks `args` against the input schema, unless [`Tool::validate_arguments`] turned that
-    /// off.
     /// The plan its arguments are checked by, if its schema has one.
     pub(crate) fn plan(&self) -> Option<&crate::validate::Plan> {
         self.plan
@@ -398,6 +396,8 @@ impl Tool {
             .as_ref()
     }
 
+    /// Checks `args` against the input schema, unless [`Tool::validate_arguments`] turned that
+    /// off.
     pub(crate) fn check_arguments(&self, args: &Value) -> Result<(), String> {
         if !self.validate {
             return Ok(());
