@@ -113,10 +113,16 @@ pub struct CallToolResult {
 
 impl crate::jsonrpc::sealed::Sealed for CallToolResult {}
 
-/// Serialized by its derived `Serialize`, as everywhere else.
+/// The usual result (text blocks and nothing else) is written member by member; any other goes
+/// through the derived `Serialize`, which writes the same bytes more slowly (its `flatten`
+/// makes every member name go through the string escaper).
 impl crate::jsonrpc::ResultValue for CallToolResult {
     fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        serde_json::to_writer(out, self)
+        if self.is_plain_text() {
+            self.write_plain_text(out)
+        } else {
+            serde_json::to_writer(out, self)
+        }
     }
 
     fn to_raw(&self) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
@@ -125,6 +131,46 @@ impl crate::jsonrpc::ResultValue for CallToolResult {
 }
 
 impl CallToolResult {
+    /// Whether the result holds only what [`write_plain_text`](Self::write_plain_text) writes:
+    /// text blocks without annotations, `_meta` or unknown members, and no structured content,
+    /// `_meta` or unknown members of its own.
+    fn is_plain_text(&self) -> bool {
+        self.structured_content.is_none()
+            && self.meta.is_none()
+            && self.extra.is_empty()
+            && self.content.iter().all(|block| {
+                matches!(block, ContentBlock::Text(t)
+                    if t.annotations.is_none() && t.meta.is_none() && t.extra.is_empty())
+            })
+    }
+
+    /// The bytes the derived `Serialize` writes for a plain text result, in its member order.
+    fn write_plain_text(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        out.extend_from_slice(br#"{"content":["#);
+        for (i, block) in self.content.iter().enumerate() {
+            if let ContentBlock::Text(t) = block {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                serde_json::to_writer(&mut *out, t.text.as_str())?;
+                out.push(b'}');
+            }
+        }
+        out.push(b']');
+        match self.is_error {
+            Some(true) => out.extend_from_slice(br#","isError":true"#),
+            Some(false) => out.extend_from_slice(br#","isError":false"#),
+            None => {}
+        }
+        if let Some(kind) = &self.result_type {
+            out.extend_from_slice(br#","resultType":"#);
+            serde_json::to_writer(&mut *out, kind.as_str())?;
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
     /// A result with these blocks.
     pub fn new(content: Vec<ContentBlock>) -> Self {
         CallToolResult {
@@ -159,5 +205,68 @@ impl CallToolResult {
     /// Whether `isError` is set.
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{CallToolResult, ResultType};
+    use crate::jsonrpc::ResultValue;
+    use crate::types::common::Annotations;
+    use crate::types::content::ContentBlock;
+
+    /// The hand-written path writes exactly the derived serializer's bytes, and stands aside for
+    /// whatever it does not write.
+    #[test]
+    fn a_written_result_has_the_derived_bytes() {
+        let mut annotated = ContentBlock::text("a");
+        if let ContentBlock::Text(t) = &mut annotated {
+            t.annotations = Some(Annotations::default());
+        }
+        let mut with_extra = CallToolResult::text("x");
+        with_extra.extra.insert("later".into(), json!(1));
+        let mut cases = vec![
+            CallToolResult::text("hello"),
+            CallToolResult::text("quote \" backslash \\ newline \n tab \t nul \u{0} é ✓ 😀"),
+            CallToolResult::text(""),
+            CallToolResult::new(vec![]),
+            CallToolResult::error("it failed"),
+            CallToolResult::new(vec![ContentBlock::text("one"), ContentBlock::text("two")]),
+            CallToolResult::new(vec![
+                ContentBlock::text("t"),
+                ContentBlock::image("AA==", "image/png"),
+            ]),
+            CallToolResult::new(vec![annotated]),
+            with_extra,
+            CallToolResult {
+                structured_content: Some(json!({"n": 1})),
+                ..CallToolResult::text("s")
+            },
+        ];
+        for kind in [
+            ResultType::Complete,
+            ResultType::Task,
+            ResultType::Other("x\"y".into()),
+        ] {
+            cases.push(CallToolResult {
+                result_type: Some(kind),
+                is_error: Some(false),
+                ..CallToolResult::text("r")
+            });
+        }
+        for result in &cases {
+            let mut written = Vec::new();
+            result.write_json(&mut written).unwrap();
+            let derived = serde_json::to_vec(result).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(derived).unwrap()
+            );
+        }
+        assert!(CallToolResult::text("hello").is_plain_text());
+        assert!(!cases[6].is_plain_text() && !cases[7].is_plain_text());
+        assert!(!cases[8].is_plain_text() && !cases[9].is_plain_text());
     }
 }
