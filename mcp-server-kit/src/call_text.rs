@@ -33,7 +33,15 @@ impl CallText {
         let mut seen_arguments = false;
         loop {
             i = ws(t, i);
-            let key = plain_string(t, i)?;
+            // The two names looked for are matched as they stand; any other is scanned.
+            let rest = t.get(i..)?;
+            let key = if rest.starts_with(b"\"name\"") {
+                i + 1..i + 5
+            } else if rest.starts_with(b"\"arguments\"") {
+                i + 1..i + 10
+            } else {
+                plain_string(t, i)?
+            };
             i = ws(t, key.end + 1);
             if t.get(i) != Some(&b':') {
                 return None;
