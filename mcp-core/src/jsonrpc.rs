@@ -1067,10 +1067,17 @@ fn decode_value(text: &str) -> Result<Message, DecodeError> {
 
 /// Decodes a text that starts with `{`.
 fn decode_object(text: &str) -> Result<Message, DecodeError> {
-    // The usual message, in one pass; anything else (errors included) is read below.
-    if let Some(m) = quick::message(text) {
-        return Ok(m);
+    // The usual message, in one pass; anything else (errors included) is read by the general
+    // decoder, kept out of line so that the usual path stays a few cache lines long.
+    match quick::message(text) {
+        Some(m) => Ok(m),
+        None => decode_general(text),
     }
+}
+
+/// Any JSON object as a message, judged member by member, every error worded.
+#[inline(never)]
+fn decode_general(text: &str) -> Result<Message, DecodeError> {
     // Names as plain strings first; only a text that fails that way (a lone surrogate escape
     // in a name, or no JSON object at all) is read again with raw names, which decides.
     let env = match serde_json::from_str::<EnvelopeOf<'_, true>>(text) {

@@ -242,6 +242,14 @@ impl KitSession {
                 });
             }
         }
+        self.dispatch_typed(rc);
+    }
+
+    /// Every request but the usual `tools/call`, typed and answered (out of line, so that the
+    /// usual call's path stays short).
+    #[inline(never)]
+    fn dispatch_typed(&self, rc: RequestContext) {
+        let version = rc.protocol_version;
         let req = match rc.typed_without_meta() {
             Ok(req) => req,
             Err(e) => {
@@ -343,6 +351,49 @@ impl KitSession {
                 let e = ErrorObject::method_not_found(method);
                 self.finish(&rc.id, method, version, Outcome::Error(e));
             }
+        }
+    }
+
+    /// Sends what the engine answered itself (the lifecycle, `ping`, refusals).
+    #[inline(never)]
+    fn reply(&self, m: Message) {
+        let related = m.id().cloned();
+        self.send(Some(m), related.as_ref());
+    }
+
+    /// The client cancelled request `id`.
+    #[inline(never)]
+    fn on_cancel(&self, id: &RequestId) {
+        self.cancel_call(id);
+        // No answer will go out for it, whenever its handler notices: the transport may end
+        // its exchange now rather than when the handler returns.
+        self.unanswered(id);
+    }
+
+    /// The client answered one of our requests: its waiter gets the outcome.
+    #[inline(never)]
+    fn on_answer(&self, a: mcp_core::engine::Answer) {
+        let waiter = {
+            let mut st = self.state();
+            // Any answer to our ping, even an error, shows the client is there.
+            if st.ping.as_ref() == Some(&a.id) {
+                st.ping = None;
+                st.missed = 0;
+            }
+            st.waiters.remove(&a.id)
+        };
+        if let Some((_, w)) = waiter {
+            let r = match a.outcome {
+                EngineOutcome::Complete(raw) | EngineOutcome::Other { result: raw, .. } => {
+                    serde_json::from_str(raw.get())
+                        .map_err(|e| Error::BadAnswer(BadAnswer::decoding("not a result", e)))
+                }
+                EngineOutcome::InputRequired(_) => Err(Error::BadAnswer(BadAnswer::new(
+                    "the client answered with input_required",
+                ))),
+                EngineOutcome::Error(e) => Err(Error::Peer(e)),
+            };
+            let _ = w.try_send(r);
         }
     }
 
@@ -643,44 +694,12 @@ impl Session for KitSession {
     fn handle(&self, msg: Message) {
         let step = self.state().engine.handle(msg, Instant::now());
         match step {
-            ServerStep::Reply(m) => {
-                let related = m.id().cloned();
-                self.send(Some(m), related.as_ref());
-            }
+            ServerStep::Reply(m) => self.reply(m),
             ServerStep::Dispatch(rc) => self.dispatch(rc),
             ServerStep::Notice(ClientNotice::Initialized) => self.state().initialized = true,
             ServerStep::Notice(_) => {}
-            ServerStep::Cancel { id, .. } => {
-                self.cancel_call(&id);
-                // No answer will go out for it, whenever its handler notices: the transport
-                // may end its exchange now rather than when the handler returns.
-                self.unanswered(&id);
-            }
-            ServerStep::Answer(a) => {
-                let waiter = {
-                    let mut st = self.state();
-                    // Any answer to our ping, even an error, shows the client is there.
-                    if st.ping.as_ref() == Some(&a.id) {
-                        st.ping = None;
-                        st.missed = 0;
-                    }
-                    st.waiters.remove(&a.id)
-                };
-                if let Some((_, w)) = waiter {
-                    let r = match a.outcome {
-                        EngineOutcome::Complete(raw) | EngineOutcome::Other { result: raw, .. } => {
-                            serde_json::from_str(raw.get()).map_err(|e| {
-                                Error::BadAnswer(BadAnswer::decoding("not a result", e))
-                            })
-                        }
-                        EngineOutcome::InputRequired(_) => Err(Error::BadAnswer(BadAnswer::new(
-                            "the client answered with input_required",
-                        ))),
-                        EngineOutcome::Error(e) => Err(Error::Peer(e)),
-                    };
-                    let _ = w.try_send(r);
-                }
-            }
+            ServerStep::Cancel { id, .. } => self.on_cancel(&id),
+            ServerStep::Answer(a) => self.on_answer(a),
             ServerStep::Progress(_) | ServerStep::Nothing => {}
         }
     }

@@ -321,27 +321,37 @@ impl<R: BufRead> MessageReader<R> {
                             }
                             Some(Ok(m))
                         }
-                        Ok(Incoming::Batch(items)) => {
-                            // One rule for stdio and HTTP; a reader of no session (batches
-                            // allowed by its owner) still never takes `initialize` in one.
-                            let negotiated = match &self.negotiated {
-                                Some(n) => n.version(),
-                                None => Some(ProtocolVersion::V2025_03_26),
-                            };
-                            if let Err(e) = jsonrpc::check_batch(negotiated, &items) {
-                                return Some(Err(FrameError::Decode(e)));
-                            }
-                            self.queued.extend(items);
-                            // decode_incoming never yields an empty batch.
-                            self.queued
-                                .pop_front()
-                                .map(|item| item.map_err(FrameError::Decode))
-                        }
+                        Ok(Incoming::Batch(items)) => self.batch(items),
                     };
                 }
             }
         }
         None
+    }
+}
+
+impl<R> MessageReader<R> {
+    /// A batch's first message, the rest queued (out of line: batches are rare, and only in
+    /// 2025-03-26).
+    #[inline(never)]
+    fn batch(
+        &mut self,
+        items: Vec<Result<Message, jsonrpc::DecodeError>>,
+    ) -> Option<Result<Message, FrameError>> {
+        // One rule for stdio and HTTP; a reader of no session (batches allowed by its owner)
+        // still never takes `initialize` in one.
+        let negotiated = match &self.negotiated {
+            Some(n) => n.version(),
+            None => Some(ProtocolVersion::V2025_03_26),
+        };
+        if let Err(e) = jsonrpc::check_batch(negotiated, &items) {
+            return Some(Err(FrameError::Decode(e)));
+        }
+        self.queued.extend(items);
+        // decode_incoming never yields an empty batch.
+        self.queued
+            .pop_front()
+            .map(|item| item.map_err(FrameError::Decode))
     }
 }
 

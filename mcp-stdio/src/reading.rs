@@ -110,20 +110,10 @@ impl<R: Read + Send + 'static> Reading<R> {
                 }
                 Some(Err(FrameError::Io(e))) => return self.finish(role, Err(e)),
                 Some(Err(e)) => {
-                    match &e {
-                        FrameError::Decode(d) if d.is_notification() => {
-                            log::warn!("stdio input: dropped an invalid notification: {d}");
-                        }
-                        _ => log::warn!("stdio input: {e}"),
+                    if self.refuse(&e) {
+                        continue;
                     }
-                    // None for an invalid notification: it is never answered.
-                    if let Some(resp) = e.to_response() {
-                        let sent = self.outbound.upgrade().map(|o| o.send(resp, None));
-                        if !matches!(sent, Some(Ok(()))) {
-                            return self.finish(role, Ok(()));
-                        }
-                    }
-                    continue;
+                    return self.finish(role, Ok(()));
                 }
                 Some(Ok(msg)) => msg,
             };
@@ -155,6 +145,27 @@ impl<R: Read + Send + 'static> Reading<R> {
                 Some(r) => role = r,
                 None => return,
             }
+        }
+    }
+
+    /// Answers a line that is no message (out of line, as the rare case it is); false when
+    /// the answer cannot go out, which ends the reading.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, e: &FrameError) -> bool {
+        match e {
+            FrameError::Decode(d) if d.is_notification() => {
+                log::warn!("stdio input: dropped an invalid notification: {d}");
+            }
+            _ => log::warn!("stdio input: {e}"),
+        }
+        // None for an invalid notification: it is never answered.
+        match e.to_response() {
+            Some(resp) => {
+                let sent = self.outbound.upgrade().map(|o| o.send(resp, None));
+                matches!(sent, Some(Ok(())))
+            }
+            None => true,
         }
     }
 
