@@ -147,7 +147,9 @@ pub(crate) struct Call {
     pub(crate) cancel: Cancel,
     pub(crate) timeout: Duration,
     pub(crate) link: Arc<dyn Link>,
-    pub(crate) inputs: Mutex<Inputs>,
+    /// Made on the call's first input: most calls never ask for any, and an empty one would
+    /// cost every call its two maps' drops.
+    pub(crate) inputs: Mutex<Option<Box<Inputs>>>,
     /// The task this call runs as (tasks extension), whose input calls wait for `tasks/update`.
     pub(crate) task: Option<Arc<crate::tasks::TaskRun>>,
     /// Whether this is a `tools/call` (the only request that can continue as a task).
@@ -440,6 +442,7 @@ impl Context {
                         e,
                     );
                     if let Ok(mut inputs) = self.call.inputs.lock() {
+                        let inputs = inputs.get_or_insert_with(Box::default);
                         inputs.bad.get_or_insert((key, bad.to_string()));
                     }
                     Error::BadAnswer(bad)
@@ -461,6 +464,7 @@ impl Context {
             .inputs
             .lock()
             .map_err(|_| Error::msg("input state poisoned"))?;
+        let inputs = inputs.get_or_insert_with(Box::default);
         let key = match key {
             Some(k) => k.to_owned(),
             None => {

@@ -393,7 +393,12 @@ fn handler_failure(
     if modern {
         // An answer that is no answer is the client's error, whatever the handler made of it:
         // asking again would only get the same answer back.
-        let bad = ctx.call.inputs.lock().ok().and_then(|i| i.bad.clone());
+        let bad = ctx
+            .call
+            .inputs
+            .lock()
+            .ok()
+            .and_then(|i| i.as_ref()?.bad.clone());
         if let Some((_, why)) = bad {
             return Outcome::Error(ErrorObject::invalid_params(why));
         }
@@ -442,7 +447,7 @@ fn restore_inputs(
         answers.insert(k, v);
     }
     if let Ok(mut inputs) = ctx.call.inputs.lock() {
-        inputs.answers = answers;
+        inputs.get_or_insert_with(Box::default).answers = answers;
     }
     Ok(())
 }
@@ -450,6 +455,7 @@ fn restore_inputs(
 /// Builds the InputRequiredResult when the handler asked for input it does not have yet.
 fn input_required(shared: &Shared, binding: &Value, ctx: &Context) -> Option<Value> {
     let inputs = ctx.call.inputs.lock().ok()?;
+    let inputs = inputs.as_ref()?;
     if inputs.needed.is_empty() {
         return None;
     }

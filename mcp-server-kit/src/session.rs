@@ -24,7 +24,7 @@ use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
 
 use crate::call_text::CallText;
-use crate::context::{Call, Cancel, Context, Inputs, Link};
+use crate::context::{Call, Cancel, Context, Link};
 use crate::cursor::Cursors;
 use crate::cursor::ListKind as Page;
 use crate::dispatch::{self, Outcome};
@@ -434,7 +434,7 @@ impl KitSession {
             cancel: Cancel::new(),
             timeout: self.shared.config.client_request_timeout,
             link,
-            inputs: Mutex::new(Inputs::default()),
+            inputs: Mutex::new(None),
             task: None,
             #[cfg(feature = "tasks")]
             tool_call: method == methods::TOOLS_CALL,

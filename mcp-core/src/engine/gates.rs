@@ -35,15 +35,54 @@ pub(crate) fn exists_in(method: &str, era: Era) -> bool {
 /// The server capability (as a path into `ServerCapabilities`) a client-to-server method needs;
 /// `None` for methods that need none (or that the table does not know).
 pub(crate) fn required_server_capability(method: &str) -> Option<&'static [&'static str]> {
+    required_index(method).map(|i| DECLARABLE[i])
+}
+
+/// The index in [`DECLARABLE`] of the capability `method` needs.
+fn required_index(method: &str) -> Option<usize> {
     Some(match method {
-        m::TOOLS_LIST | m::TOOLS_CALL => &["tools"],
-        m::RESOURCES_LIST | m::RESOURCES_TEMPLATES_LIST | m::RESOURCES_READ => &["resources"],
-        m::RESOURCES_SUBSCRIBE | m::RESOURCES_UNSUBSCRIBE => &["resources", "subscribe"],
-        m::PROMPTS_LIST | m::PROMPTS_GET => &["prompts"],
-        m::COMPLETION_COMPLETE => &["completions"],
-        m::LOGGING_SET_LEVEL => &["logging"],
+        m::TOOLS_LIST | m::TOOLS_CALL => 0,
+        m::RESOURCES_LIST | m::RESOURCES_TEMPLATES_LIST | m::RESOURCES_READ => 1,
+        m::RESOURCES_SUBSCRIBE | m::RESOURCES_UNSUBSCRIBE => 2,
+        m::PROMPTS_LIST | m::PROMPTS_GET => 3,
+        m::COMPLETION_COMPLETE => 4,
+        m::LOGGING_SET_LEVEL => 5,
         _ => return None,
     })
+}
+
+/// Which of the capabilities a client request may need ([`required_server_capability`]) a
+/// server declared, read once from its capabilities object: a lookup by path in a JSON map on
+/// every request cost a hundred instructions of the usual `tools/call`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Declared(u8);
+
+/// The paths [`required_server_capability`] names, one bit of [`Declared`] each.
+const DECLARABLE: [&[&str]; 6] = [
+    &["tools"],
+    &["resources"],
+    &["resources", "subscribe"],
+    &["prompts"],
+    &["completions"],
+    &["logging"],
+];
+
+impl Declared {
+    /// What `capabilities` declares.
+    pub(crate) fn of(capabilities: &Value) -> Declared {
+        let mut bits = 0;
+        for (i, path) in DECLARABLE.iter().enumerate() {
+            if has_capability(capabilities, path) {
+                bits |= 1 << i;
+            }
+        }
+        Declared(bits)
+    }
+
+    /// Whether a request for `method` may be served: it needs no capability, or one declared.
+    pub(crate) fn allows(self, method: &str) -> bool {
+        required_index(method).is_none_or(|i| self.0 & (1 << i) != 0)
+    }
 }
 
 /// The client capability a server-to-client request needs (legacy era).
@@ -155,6 +194,37 @@ pub(crate) fn check_client_capability(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is read once agrees with a lookup by path, for every method that needs one.
+    #[test]
+    fn declared_capabilities_allow_what_a_lookup_allows() {
+        let caps = serde_json::json!({
+            "tools": {},
+            "resources": {"subscribe": false},
+            "completions": null,
+            "logging": {},
+        });
+        let declared = Declared::of(&caps);
+        for method in [
+            m::TOOLS_LIST,
+            m::TOOLS_CALL,
+            m::RESOURCES_LIST,
+            m::RESOURCES_READ,
+            m::RESOURCES_SUBSCRIBE,
+            m::RESOURCES_UNSUBSCRIBE,
+            m::PROMPTS_GET,
+            m::COMPLETION_COMPLETE,
+            m::LOGGING_SET_LEVEL,
+            m::PING,
+        ] {
+            let by_path =
+                required_server_capability(method).is_none_or(|p| has_capability(&caps, p));
+            assert_eq!(declared.allows(method), by_path, "{method}");
+        }
+        assert!(declared.allows(m::TOOLS_CALL) && !declared.allows(m::RESOURCES_SUBSCRIBE));
+        assert!(!declared.allows(m::PROMPTS_GET) && !declared.allows(m::COMPLETION_COMPLETE));
+        assert!(!Declared::default().allows(m::TOOLS_CALL));
+    }
 
     #[test]
     fn eras() {

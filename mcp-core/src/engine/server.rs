@@ -41,6 +41,8 @@ pub struct ServerConfig {
     /// The `ServerCapabilities` object the server advertises; methods it does not cover are
     /// answered -32601 by the engine.
     pub(crate) capabilities: Value,
+    /// What `capabilities` declares, of what requests need.
+    pub(crate) declared: gates::Declared,
     /// Guidance for the client's model, returned by `initialize` and `server/discover`.
     pub(crate) instructions: Option<String>,
 }
@@ -53,6 +55,7 @@ impl ServerConfig {
                 versions: VersionSet::all(),
                 server_info,
                 capabilities: Value::Object(serde_json::Map::new()),
+                declared: gates::Declared::default(),
                 instructions: None,
             },
         }
@@ -109,7 +112,8 @@ impl ServerConfigBuilder {
     }
 
     /// The finished [`ServerConfig`].
-    pub fn build(self) -> ServerConfig {
+    pub fn build(mut self) -> ServerConfig {
+        self.config.declared = gates::Declared::of(&self.config.capabilities);
         self.config
     }
 }
@@ -294,10 +298,8 @@ impl ServerEngine {
         if !gates::exists_in(&req.method, Era::Legacy) {
             return reply(ErrorObject::method_not_found(&req.method));
         }
-        if let Some(path) = gates::required_server_capability(&req.method) {
-            if !has_capability(&self.config.capabilities, path) {
-                return reply(ErrorObject::method_not_found(&req.method));
-            }
+        if !self.config.declared.allows(&req.method) {
+            return reply(ErrorObject::method_not_found(&req.method));
         }
         if req.method == m::LOGGING_SET_LEVEL {
             return self.set_level(req);
@@ -364,10 +366,8 @@ impl ServerEngine {
                 None => return reply(ErrorObject::invalid_params(format!("bad log level {v}"))),
             },
         };
-        if let Some(path) = gates::required_server_capability(&req.method) {
-            if !has_capability(&self.config.capabilities, path) {
-                return reply(ErrorObject::method_not_found(&req.method));
-            }
+        if !self.config.declared.allows(&req.method) {
+            return reply(ErrorObject::method_not_found(&req.method));
         }
         self.mode = Mode::Modern;
         let ctx = RequestContext {

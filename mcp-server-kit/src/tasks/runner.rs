@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::store::{MemoryTaskStore, TaskRecord, TaskStore};
 use super::time::{Ids, iso_now};
-use crate::context::{Call, Cancel, Context, Continuation, Inputs, Link};
+use crate::context::{Call, Cancel, Context, Continuation, Link};
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
 use crate::shared::Shared;
@@ -250,7 +250,7 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         cancel: Cancel::new(),
         timeout: shared.config.client_request_timeout,
         link: Arc::new(TaskLink),
-        inputs: Mutex::new(Inputs::default()),
+        inputs: Mutex::new(None),
         task: Some(run),
         tool_call: true,
         continuation: Mutex::new(None),
