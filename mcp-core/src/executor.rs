@@ -42,6 +42,7 @@ pub struct ExecutorBuilder {
     max_threads: usize,
     queue: usize,
     idle_timeout: Duration,
+    prestart: bool,
 }
 
 impl ExecutorBuilder {
@@ -51,9 +52,18 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Workers started at once and kept however idle (default 0).
+    /// Workers kept however idle (default 0), started by [`build`](Self::build) unless
+    /// [`prestart`](Self::prestart) says otherwise.
     pub fn min_threads(mut self, n: usize) -> Self {
         self.min_threads = n;
+        self
+    }
+
+    /// Whether `build` starts the `min_threads` workers (default true). When false they start
+    /// as jobs first need them, and are kept once started: a pool that may never be used
+    /// (a stdio server whose handlers run on its reader) then costs no idle threads.
+    pub fn prestart(mut self, prestart: bool) -> Self {
+        self.prestart = prestart;
         self
     }
 
@@ -76,7 +86,7 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Starts the `min_threads` workers.
+    /// Starts the `min_threads` workers (unless told not to, [`prestart`](Self::prestart)).
     ///
     /// # Errors
     /// The error of the operating system when a thread cannot be started.
@@ -105,7 +115,12 @@ impl ExecutorBuilder {
             direct: Some(direct_tx),
             backlog: Some(backlog_tx),
         };
-        for _ in 0..exec.inner.min_threads {
+        let prestarted = if self.prestart {
+            exec.inner.min_threads
+        } else {
+            0
+        };
+        for _ in 0..prestarted {
             if !exec.inner.reserve_thread() {
                 break;
             }
@@ -235,6 +250,7 @@ impl Executor {
             max_threads: 64,
             queue: 256,
             idle_timeout: Duration::from_secs(10),
+            prestart: true,
         }
     }
 
@@ -711,6 +727,35 @@ mod tests {
             }
         }
         assert_eq!(exec.threads(), 1);
+    }
+
+    /// Without prestart, no worker exists until a job needs one, and those started up to the
+    /// minimum are kept like prestarted ones.
+    #[test]
+    fn a_pool_not_prestarted_starts_workers_as_jobs_need_them_and_keeps_them() {
+        let exec = Executor::builder()
+            .min_threads(2)
+            .max_threads(4)
+            .prestart(false)
+            .idle_timeout(Duration::from_millis(1))
+            .build()
+            .unwrap();
+        assert_eq!(exec.threads(), 0);
+        let (done_tx, done_rx) = bounded(1);
+        exec.execute(move || done_tx.send(()).unwrap()).unwrap();
+        done_rx.recv_timeout(SAFETY).unwrap();
+        assert_eq!(exec.threads(), 1);
+        // Within the minimum: it does not retire, however long it idles.
+        assert!(!exec.wait_threads_at_most(0, Duration::from_millis(50)));
+        assert_eq!(exec.threads(), 1);
+        assert_eq!(
+            Executor::builder()
+                .min_threads(2)
+                .build()
+                .unwrap()
+                .threads(),
+            2
+        );
     }
 
     #[test]

@@ -192,7 +192,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Handler threads started with the server and kept however idle (default: one per core).
+    /// Handler threads kept however idle (default: one per core), started as handlers first
+    /// need them (a stdio server runs its handlers on the reader, and may never start one).
     /// Handlers run on the kit's executor (`mcp_core::executor`): a request goes to an idle
     /// handler thread, or, when none is idle, to a new one, up to
     /// [`ServerBuilder::max_workers`]; threads beyond this many end after 10 s without work.
@@ -403,6 +404,7 @@ impl ServerBuilder {
         let pool = Executor::builder()
             .name("mcp-worker")
             .min_threads(self.config.workers)
+            .prestart(false)
             .max_threads(self.config.max_workers.max(self.config.workers))
             .queue(self.config.queue)
             .idle_timeout(IDLE_WORKER_TIMEOUT)
