@@ -85,6 +85,7 @@ mod error;
 mod framing;
 mod negotiated;
 mod output;
+mod process_io;
 mod reading;
 mod server;
 

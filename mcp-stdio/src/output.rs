@@ -37,6 +37,17 @@ pub(crate) struct SharedOutput {
 }
 
 impl SharedOutput {
+    /// Only the thread holding the reading stores `burst` (a hand-off orders the next holder
+    /// after it), so a flag already at `on` needs no store; that saves an atomic exchange (what
+    /// a `SeqCst` store is) on every message. Skipping it keeps the Dekker pair sound: the
+    /// earlier store of the same value still comes, in the single order of `SeqCst`
+    /// operations, before this thread's next load of `dirty`.
+    fn set_burst(&self, on: bool) {
+        if self.burst.load(Ordering::Relaxed) != on {
+            self.burst.store(on, Ordering::SeqCst);
+        }
+    }
+
     /// The output, buffered, with nothing written or queued yet.
     pub(crate) fn new(output: Box<dyn Write + Send>) -> SharedOutput {
         SharedOutput {
@@ -53,13 +64,13 @@ impl SharedOutput {
 
     /// The reader has more input buffered: direct writes may leave their flush to it.
     pub(crate) fn begin_burst(&self) {
-        self.burst.store(true, Ordering::SeqCst);
+        self.set_burst(true);
     }
 
     /// The reader is about to wait for input (or to hand the session its last buffered
     /// message): what direct writes left unflushed goes out now.
     pub(crate) fn end_burst(&self) {
-        self.burst.store(false, Ordering::SeqCst);
+        self.set_burst(false);
         if !self.dirty.load(Ordering::SeqCst) {
             return;
         }

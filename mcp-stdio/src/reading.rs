@@ -7,15 +7,21 @@
 //! and the answer is written at once by the same thread. A session may also block in `handle`
 //! (a slow tool, or one waiting for the client's answer to a sampling request, which only a
 //! reader can deliver) provided it first calls `Outbound::will_block`: the reading role (the
-//! `MessageReader`, left in a slot while `handle` runs) then goes to a job on the executor,
-//! which reads on while this thread carries on with the handler. When `handle` returns, the
-//! thread takes the role back if it still lies in the slot, and otherwise returns to the
+//! `MessageReader`, left with the thread while `handle` runs) then goes to a job on the
+//! executor, which reads on while this thread carries on with the handler. When `handle`
+//! returns, the thread reads on if it still holds the role, and otherwise returns to the
 //! executor. There is no timer: the hand-off happens when the session announces the block,
 //! and costs one wake-up of a worker, which is not on the path of the answer.
+//!
+//! While `handle` runs, the role waits in a thread-local cell rather than in a shared slot:
+//! only the holding thread can hand it off (`will_block` is called from inside `handle`), so
+//! no other thread ever looks for it, and a message costs no lock and no copy of the role.
 
+use std::any::Any;
 use std::cell::Cell;
 use std::io::{BufReader, Read};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use mcp_core::executor::Executor;
@@ -38,10 +44,13 @@ pub(crate) trait HandOff: Send + Sync {
     fn hand_off(&self);
 }
 
+/// A role held by a thread inside `handle`: which reading it belongs to (its address), and
+/// the role itself (a `Box<Role<R>>`; the cell cannot be generic).
+type Held = (usize, Box<dyn Any + Send>);
+
 thread_local! {
-    /// Set while this thread runs `handle` as the reader: which reading (its address) and
-    /// which generation of the role it holds.
-    static HOLDING: Cell<Option<(usize, u64)>> = const { Cell::new(None) };
+    /// Set while this thread runs `handle` as the reader; taken by `hand_off`.
+    static HELD: Cell<Option<Held>> = const { Cell::new(None) };
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -50,10 +59,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// What the reading threads share.
 pub(crate) struct Reading<R> {
-    /// The role while its holder runs `handle`.
-    slot: Mutex<Option<Role<R>>>,
-    /// Bumped each time the role moves to another thread.
-    generation: AtomicU64,
     pub(crate) output: Arc<SharedOutput>,
     pub(crate) session: Arc<dyn Session>,
     /// Weak: the writer's drain at shutdown ends once the service lets go of its outbound,
@@ -67,6 +72,15 @@ pub(crate) struct Reading<R> {
     pub(crate) on_panic: PanicReport,
     panicked: AtomicBool,
     me: Weak<Reading<R>>,
+    /// The type of the role its threads hold (kept with them, not here).
+    role: PhantomData<fn(Role<R>)>,
+}
+
+impl<R> Reading<R> {
+    /// Which reading a held role belongs to.
+    fn id(&self) -> usize {
+        self as *const Self as usize
+    }
 }
 
 impl<R: Read + Send + 'static> Reading<R> {
@@ -79,8 +93,6 @@ impl<R: Read + Send + 'static> Reading<R> {
         on_panic: PanicReport,
     ) -> Arc<Reading<R>> {
         Arc::new_cyclic(|me| Reading {
-            slot: Mutex::new(None),
-            generation: AtomicU64::new(0),
             output,
             session,
             outbound,
@@ -89,31 +101,32 @@ impl<R: Read + Send + 'static> Reading<R> {
             on_panic,
             panicked: AtomicBool::new(false),
             me: me.clone(),
+            role: PhantomData,
         })
     }
 
-    fn id(&self) -> usize {
-        self as *const Self as usize
+    /// Reads and handles messages while this thread holds the role.
+    pub(crate) fn run(self: Arc<Self>, role: Role<R>) {
+        self.run_boxed(Box::new(role));
     }
 
-    /// Reads and handles messages while this thread holds the role.
-    pub(crate) fn run(self: Arc<Self>, mut role: Role<R>) {
+    fn run_boxed(self: Arc<Self>, mut role: Box<Role<R>>) {
         loop {
             if !role.reader.has_buffered() {
                 // About to wait for input: answers held back until now go out.
                 self.output.end_burst();
             }
             let msg = match role.reader.read_message() {
-                None => return self.finish(role, Ok(())),
+                None => return self.finish(*role, Ok(())),
                 Some(_) if self.stopped.load(Ordering::Acquire) => {
-                    return self.finish(role, Ok(()));
+                    return self.finish(*role, Ok(()));
                 }
-                Some(Err(FrameError::Io(e))) => return self.finish(role, Err(e)),
+                Some(Err(FrameError::Io(e))) => return self.finish(*role, Err(e)),
                 Some(Err(e)) => {
                     if self.refuse(&e) {
                         continue;
                     }
-                    return self.finish(role, Ok(()));
+                    return self.finish(*role, Ok(()));
                 }
                 Some(Ok(msg)) => msg,
             };
@@ -123,31 +136,23 @@ impl<R: Read + Send + 'static> Reading<R> {
                 // The last message at hand: what is held back goes out before `handle`.
                 self.output.end_burst();
             }
-            let generation = {
-                let mut slot = lock(&self.slot);
-                *slot = Some(role);
-                self.generation.load(Ordering::Acquire)
-            };
-            HOLDING.with(|h| h.set(Some((self.id(), generation))));
-            let guard = PanicGuard {
+            // The role waits with this thread while `handle` runs (a handler that blocks
+            // hands it off from there); a reading already held here (one nested in a handler)
+            // is set aside and put back after.
+            let mut holding = Holding {
                 reading: &self,
-                generation,
+                outer: HELD.replace(Some((self.id(), role))),
+                returned: false,
             };
             self.session.handle(msg);
-            std::mem::forget(guard);
-            HOLDING.with(|h| h.set(None));
-            let mut slot = lock(&self.slot);
-            if self.generation.load(Ordering::Acquire) != generation {
-                // Another thread reads now; this one goes back to the executor.
-                return;
-            }
-            match slot.take() {
+            holding.returned = true;
+            match holding.take_back() {
                 Some(r) => role = r,
+                // Another thread reads now; this one goes back to the executor.
                 None => return,
             }
         }
     }
-
     /// Answers a line that is no message (out of line, as the rare case it is); false when
     /// the answer cannot go out, which ends the reading.
     #[cold]
@@ -178,60 +183,72 @@ impl<R: Read + Send + 'static> Reading<R> {
 
 impl<R: Read + Send + 'static> HandOff for Reading<R> {
     fn hand_off(&self) {
-        let Some((id, generation)) = HOLDING.with(Cell::get) else {
+        let Some((id, held)) = HELD.take() else {
             return;
         };
         if id != self.id() {
+            HELD.set(Some((id, held)));
             return;
         }
-        let Some(me) = self.me.upgrade() else { return };
-        // Only this thread (the holder, inside `handle`) touches the slot now.
-        let Some(role) = lock(&self.slot).take() else {
-            return;
+        // The address is this reading's, so the role is of its type.
+        let role = match held.downcast::<Role<R>>() {
+            Ok(role) => role,
+            Err(held) => return HELD.set(Some((id, held))),
+        };
+        let Some(me) = self.me.upgrade() else {
+            return HELD.set(Some((id, role)));
         };
         // The role travels in a cell, so that it comes back if the job cannot be started.
         let cell = Arc::new(Mutex::new(Some(role)));
         let c2 = Arc::clone(&cell);
-        // The generation moves on before the new reader can start: a reader that finished its
-        // first `handle` before a later bump would read it as "the role moved on" and leave,
-        // with this thread (still inside `handle`) leaving too, and nobody reading.
-        self.generation.store(generation + 1, Ordering::Release);
         let started = self.executor.execute(move || {
             if let Some(role) = lock(&c2).take() {
-                me.run(role);
+                me.run_boxed(role);
             }
         });
-        match started {
-            Ok(()) => HOLDING.with(|h| h.set(None)),
-            Err(e) => {
-                // Reading waits for this `handle` then, as it would without the hand-off.
-                log::warn!("stdio: cannot hand the reading to another thread: {e}");
-                *lock(&self.slot) = lock(&cell).take();
-                self.generation.store(generation, Ordering::Release);
+        if let Err(e) = started {
+            // Reading waits for this `handle` then, as it would without the hand-off.
+            log::warn!("stdio: cannot hand the reading to another thread: {e}");
+            if let Some(role) = lock(&cell).take() {
+                HELD.set(Some((id, role)));
             }
         }
     }
 }
 
-/// When `handle` panics: serving ends, as it does when reading ends. A thread that took the
-/// reading over meanwhile hands nothing more to the session.
-struct PanicGuard<'a, R> {
+/// A role left with its thread while `handle` runs. When `handle` panics (the holding is
+/// dropped before it returned), serving ends, as it does when reading ends: the role, if it is
+/// still here, is dropped (which reports the panic), and a thread that took the reading over
+/// meanwhile hands nothing more to the session.
+struct Holding<'a, R> {
     reading: &'a Reading<R>,
-    generation: u64,
+    /// What the cell held before (a reading nested in a handler's), put back after.
+    outer: Option<Held>,
+    returned: bool,
 }
 
-impl<R> Drop for PanicGuard<'_, R> {
+impl<R: 'static> Holding<'_, R> {
+    /// The role, if this thread still holds it (no hand-off happened inside `handle`).
+    fn take_back(&mut self) -> Option<Box<Role<R>>> {
+        let (id, held) = HELD.replace(self.outer.take())?;
+        if id != self.reading.id() {
+            return None;
+        }
+        held.downcast::<Role<R>>().ok()
+    }
+}
+
+impl<R> Drop for Holding<'_, R> {
     fn drop(&mut self) {
-        HOLDING.with(|h| h.set(None));
+        if self.returned {
+            return;
+        }
         let r = self.reading;
         r.stopped.store(true, Ordering::Release);
         if !r.panicked.swap(true, Ordering::AcqRel) {
             r.on_panic.report_panic();
         }
-        let mut slot = lock(&r.slot);
-        if r.generation.load(Ordering::Acquire) == self.generation {
-            // Dropping the role ends the reading (reported as a panic).
-            slot.take();
-        }
+        // Dropping the role (when it is still here) ends the reading, reported as a panic.
+        drop(HELD.replace(self.outer.take()));
     }
 }

@@ -38,6 +38,7 @@ use crate::error::Error;
 use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
 use crate::negotiated::Negotiated;
 use crate::output::{SharedOutput, StdioOutbound, write_loop};
+use crate::process_io;
 use crate::reading::{HandOff, Reading, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
@@ -160,7 +161,10 @@ impl ConfigBuilder {
 /// reaches EOF.
 ///
 /// Nothing but MCP messages may reach stdout while this runs: log to stderr (the `log` crate
-/// with a stderr logger), never `println!`.
+/// with a stderr logger), never `println!`. On unix both streams are read and written through
+/// duplicates of their descriptors, without std's per-call locks and stdout's line buffer:
+/// what was printed before is flushed first, and input that an earlier `io::stdin()` read
+/// buffered but did not consume is not seen.
 ///
 /// # Errors
 /// [`Error::Io`] when stdin or stdout fails, [`Error::ThreadPanicked`] when the session panicked.
@@ -173,7 +177,7 @@ pub fn serve<S: Service>(service: S) -> Result<(), Error> {
 /// # Errors
 /// As [`serve`].
 pub fn serve_with<S: Service>(service: S, config: &Config) -> Result<(), Error> {
-    serve_on(io::stdin(), io::stdout(), service, config)
+    serve_on(process_io::stdin(), process_io::stdout(), service, config)
 }
 
 /// Serves `service` on any byte stream pair until `input` reaches EOF.
