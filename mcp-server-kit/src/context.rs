@@ -37,8 +37,9 @@ use crate::tool::IntoToolResult;
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
-    /// The handler is about to block: the transport keeps reading elsewhere.
-    fn will_block(&self);
+    /// The handler of `call` is about to block: the transport keeps reading elsewhere (and
+    /// the call is listed first, so that what is read meanwhile can cancel it).
+    fn will_block(&self, call: &Arc<Call>);
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>);
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value);
     /// Keeps a request state in the session (when states cannot be sealed); returns its handle.
@@ -55,7 +56,7 @@ pub(crate) trait Link: Send + Sync {
     /// Legacy era: send a request to the client and wait for its answer.
     fn request(
         &self,
-        call: &Call,
+        call: &Arc<Call>,
         method: &str,
         params: Value,
         timeout: Duration,
@@ -145,6 +146,10 @@ pub(crate) struct Call {
     /// `param_headers`).
     pub(crate) param_headers: Option<Vec<(String, String)>>,
     pub(crate) cancel: Cancel,
+    /// Whether the session's table of calls (what a cancellation looks in) holds this call,
+    /// or no longer may. A quick handler run on the stdio reader is listed only if it blocks:
+    /// until then the reading waits for it, so nothing can be read that would cancel it.
+    pub(crate) listed: AtomicBool,
     pub(crate) timeout: Duration,
     pub(crate) link: Arc<dyn Link>,
     /// Made on the call's first input: most calls never ask for any, and an empty one would
@@ -229,7 +234,7 @@ impl Context {
         }
         // Only a reader can deliver the cancellation: a quick handler running on the stdio
         // reader hands the reading over before it waits.
-        self.call.link.will_block();
+        self.call.link.will_block(&self.call);
         match self.call.cancel.receiver().recv_timeout(timeout) {
             // Nothing is ever sent: only the disconnection at cancel ends the wait early.
             Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
@@ -252,7 +257,7 @@ impl Context {
     /// ```
     pub fn cancelled_signal(&self) -> Receiver<()> {
         // The caller is about to wait on it (see `wait_cancelled`).
-        self.call.link.will_block();
+        self.call.link.will_block(&self.call);
         self.call.cancel.receiver()
     }
 

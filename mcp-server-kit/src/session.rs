@@ -6,6 +6,7 @@
 //! messages (answers, cancellations) that unblock it.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -422,16 +423,25 @@ impl KitSession {
         F: FnOnce(&Shared, &Context) -> Outcome + Send + 'static,
     {
         let Some(me) = self.me.upgrade() else { return };
-        let link: Arc<dyn Link> = me.clone();
+        // A quick handler on the stdio reader: listed only if it blocks (see `Call::listed`).
+        let inline = self.info.handle_may_block;
+        let lazy = inline && self.shared.config.quick_handlers;
+        // Run here, the handler needs no handle of its own on the session.
+        let (link, me): (Arc<dyn Link>, _) = if inline {
+            (me, None)
+        } else {
+            (me.clone(), Some(me))
+        };
         let call = Arc::new(Call {
-            id: rc.id.clone(),
+            id: rc.id,
             version: rc.protocol_version,
-            client_info_raw: rc.client_info.clone(),
+            client_info_raw: rc.client_info,
             client_info: OnceLock::new(),
-            client_capabilities: Arc::clone(&rc.client_capabilities),
+            client_capabilities: rc.client_capabilities,
             auth: self.info.auth.clone(),
             param_headers: self.info.param_headers.clone(),
             cancel: Cancel::new(),
+            listed: AtomicBool::new(!lazy),
             timeout: self.shared.config.client_request_timeout,
             link,
             inputs: Mutex::new(None),
@@ -441,24 +451,36 @@ impl KitSession {
             #[cfg(feature = "tasks")]
             continuation: Mutex::new(None),
         });
-        self.state().calls.insert(rc.id.clone(), Arc::clone(&call));
-        // Boxed only when it goes to the pool: inline it is a plain call.
+        if !lazy {
+            self.state()
+                .calls
+                .insert(call.id.clone(), Arc::clone(&call));
+        }
+        if inline {
+            // User code may block: the transport keeps reading elsewhere once told (stdio
+            // hands its reading to another thread), and the handler runs right here, with no
+            // hand-off to a worker on the answer's path.
+            if !lazy {
+                if let Some(out) = self.outbound() {
+                    out.will_block();
+                }
+            }
+            let ctx = Context { call };
+            let outcome = run(&self.shared, &ctx);
+            // Over: from now on nothing lists it (a context the handler kept that blocks later
+            // has no request left to cancel). Stored before `finish` takes the state lock,
+            // under which a late listing looks at the flag.
+            ctx.call.listed.store(true, Ordering::Release);
+            self.finish(&ctx.call.id, method, ctx.call.version, outcome);
+            return;
+        }
+        let Some(me) = me else { return };
         let job = move || {
             let ctx = Context { call };
             let outcome = run(&me.shared, &ctx);
             me.finish(&ctx.call.id, method, ctx.call.version, outcome);
         };
-        if self.info.handle_may_block {
-            // User code may block: the transport keeps reading elsewhere once told (stdio
-            // hands its reading to another thread), and the handler runs right here, with no
-            // hand-off to a worker on the answer's path.
-            if !self.shared.config.quick_handlers {
-                if let Some(out) = self.outbound() {
-                    out.will_block();
-                }
-            }
-            job();
-        } else if let Err(rejected) = self.shared.pool.execute(job) {
+        if let Err(rejected) = self.shared.pool.execute(job) {
             // Shutting down, or no thread could start: run it here rather than leave the
             // request unanswered.
             log::debug!("handler runs inline: {rejected}");
@@ -471,7 +493,9 @@ impl KitSession {
         if let Outcome::Tool(mut result) = outcome {
             let era = {
                 let mut st = self.state();
-                st.calls.remove(id);
+                if !st.calls.is_empty() {
+                    st.calls.remove(id);
+                }
                 st.engine.answer(id)
             };
             match (era, self.outbound()) {
@@ -498,7 +522,9 @@ impl KitSession {
         };
         let msg = {
             let mut st = self.state();
-            st.calls.remove(id);
+            if !st.calls.is_empty() {
+                st.calls.remove(id);
+            }
             match outcome {
                 Outcome::Result(v) => st.engine.respond_value(id, Ok(v)),
                 Outcome::Error(e) => st.engine.respond_value(id, Err(e)),
@@ -739,7 +765,15 @@ impl Session for KitSession {
 const STASH_LIMIT: usize = 64;
 
 impl Link for KitSession {
-    fn will_block(&self) {
+    fn will_block(&self, call: &Arc<Call>) {
+        if !call.listed.load(Ordering::Acquire) {
+            // Listed before the reading moves on, under the lock `finish` takes after it
+            // marks the call over: a call is never listed after its answer.
+            let mut st = self.state();
+            if !call.listed.swap(true, Ordering::AcqRel) {
+                st.calls.insert(call.id.clone(), Arc::clone(call));
+            }
+        }
         if let Some(out) = self.outbound() {
             out.will_block();
         }
@@ -797,7 +831,7 @@ impl Link for KitSession {
 
     fn request(
         &self,
-        call: &Call,
+        call: &Arc<Call>,
         method: &str,
         params: Value,
         timeout: Duration,
@@ -830,7 +864,7 @@ impl Link for KitSession {
         }
         // Only a reader can deliver the answer: if this runs on the stdio reader (a quick
         // handler), the reading goes to another thread now.
-        self.will_block();
+        self.will_block(call);
         match rx.recv_timeout(timeout) {
             Ok(r) => r,
             Err(RecvTimeoutError::Timeout) => {

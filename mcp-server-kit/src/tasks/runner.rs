@@ -2,7 +2,7 @@
 //! answering `tasks/get`, `tasks/update` and `tasks/cancel`, and the handler's input waits.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -248,6 +248,7 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         auth: origin.auth.cloned(),
         param_headers: origin.param_headers.cloned(),
         cancel: Cancel::new(),
+        listed: AtomicBool::new(true),
         timeout: shared.config.client_request_timeout,
         link: Arc::new(TaskLink),
         inputs: Mutex::new(None),
@@ -546,7 +547,7 @@ impl TaskRun {
 struct TaskLink;
 
 impl Link for TaskLink {
-    fn will_block(&self) {}
+    fn will_block(&self, _call: &Arc<Call>) {}
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(run) = call.task.as_ref() else {
             return;
@@ -577,7 +578,7 @@ impl Link for TaskLink {
     }
     fn request(
         &self,
-        _call: &Call,
+        _call: &Arc<Call>,
         _method: &str,
         _params: Value,
         _timeout: Duration,
