@@ -224,6 +224,16 @@ impl SessionInfo {
 pub trait Service: Send + Sync + 'static {
     /// Opens a session whose outgoing messages go to `out`.
     fn open(&self, info: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session>;
+
+    /// Whether this service may end a session on its own ([`Outbound::end_session`]) while
+    /// the peer is silent, as one that pings its clients does. The stdio transport reads on
+    /// its caller's thread, where it can only notice the end between two messages, unless
+    /// the service says so here: then it reads on a thread of its own and the caller returns
+    /// as soon as the session ends. The default, `false`, suits a service that never calls
+    /// `end_session`.
+    fn ends_idle_sessions(&self) -> bool {
+        false
+    }
 }
 
 /// One conversation with one peer.

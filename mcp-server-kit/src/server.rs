@@ -726,6 +726,11 @@ impl Service for Server {
         self.sessions().add(Arc::downgrade(&session));
         session
     }
+
+    /// A server that pings ends the session of a client that stopped answering.
+    fn ends_idle_sessions(&self) -> bool {
+        self.shared.config.ping.is_some()
+    }
 }
 
 #[cfg(test)]

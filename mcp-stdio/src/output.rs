@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
+use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::{Message, RequestId, Response, ResultValue};
 use mcp_core::service::{Closed, Outbound};
 
@@ -27,6 +28,9 @@ pub(crate) struct SharedOutput {
     stopped: AtomicBool,
     /// Written but not flushed yet.
     dirty: AtomicBool,
+    /// A direct write failed: the output is gone (the writer meets the same error with the
+    /// message that could not go out directly, and reports it).
+    failed: AtomicBool,
     /// Set while the reader works through input that was already buffered: a direct write
     /// (from any thread) then leaves its flush to the reader's next wait for input, so a burst
     /// of pipelined answers costs one write system call instead of one each. `dirty` and
@@ -58,8 +62,15 @@ impl SharedOutput {
             queued: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             dirty: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
             burst: AtomicBool::new(false),
         }
+    }
+
+    /// Whether the output failed or the writer ended: no answer can go out any more, and
+    /// the reader stops handing the session what it reads.
+    pub(crate) fn is_lost(&self) -> bool {
+        self.failed.load(Ordering::Relaxed) || self.stopped.load(Ordering::Acquire)
     }
 
     /// The reader has more input buffered: direct writes may leave their flush to it.
@@ -84,6 +95,51 @@ impl SharedOutput {
     }
 }
 
+/// The writer thread's job, started when a message first has to wait in the queue: a server
+/// whose answers all go out directly from the thread that read the request (quick handlers,
+/// one request at a time) then runs on that one thread, and a process with one thread spares
+/// the kernel work that sharing its file table and memory with others costs every system
+/// call. If it never started, `serve_on` runs it itself for the drain at shutdown.
+pub(crate) struct WriterStart {
+    job: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    started: AtomicBool,
+    /// Weak: only `serve_on` keeps the executor alive (and joins it when it ends).
+    executor: Weak<Executor>,
+}
+
+impl WriterStart {
+    pub(crate) fn new(job: Box<dyn FnOnce() + Send>, executor: Weak<Executor>) -> WriterStart {
+        WriterStart {
+            job: Mutex::new(Some(job)),
+            started: AtomicBool::new(false),
+            executor,
+        }
+    }
+
+    /// Starts the writer thread unless it runs already (or ran).
+    fn ensure(&self) {
+        if self.started.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(job) = self.take() else { return };
+        let Some(executor) = self.executor.upgrade() else {
+            // Serving is over; dropping the job reports the writer's end.
+            return;
+        };
+        if let Err(rejected) = executor.try_execute(job) {
+            // Dropped unrun, the job reports the writer ended abnormally, which ends serving.
+            log::warn!("stdio: cannot start the writer thread: {rejected}");
+        }
+    }
+
+    /// The job, if nobody started it: whoever takes it runs it.
+    pub(crate) fn take(&self) -> Option<Box<dyn FnOnce() + Send>> {
+        let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.started.store(true, Ordering::Release);
+        job
+    }
+}
+
 /// The session's way out.
 ///
 /// The common path is the bounded queue to the writer thread. When nothing is queued and no
@@ -95,6 +151,8 @@ impl SharedOutput {
 /// [`Closed`].
 pub(crate) struct StdioOutbound {
     queue: Sender<Message>,
+    /// The writer thread, started by the first message that has to queue.
+    writer: Arc<WriterStart>,
     output: Arc<SharedOutput>,
     /// The reading, which `will_block` hands to another thread (weak: the reading holds the
     /// session, which holds this).
@@ -109,11 +167,13 @@ impl StdioOutbound {
     /// Sends through `queue` to the writer thread, or writes to `output` directly.
     pub(crate) fn new(
         queue: Sender<Message>,
+        writer: Arc<WriterStart>,
         output: Arc<SharedOutput>,
         negotiated: Arc<Negotiated>,
     ) -> StdioOutbound {
         StdioOutbound {
             queue,
+            writer,
             output,
             hand_off: OnceLock::new(),
             ended: OnceLock::new(),
@@ -154,6 +214,7 @@ impl StdioOutbound {
         // itself and shutdown runs as for any output failure.
         if out.burst.load(Ordering::SeqCst) {
             if write(&mut w).is_err() {
+                out.failed.store(true, Ordering::Relaxed);
                 return false;
             }
             out.dirty.store(true, Ordering::SeqCst);
@@ -163,7 +224,11 @@ impl StdioOutbound {
             }
             return w.flush().is_ok();
         }
-        write(&mut w).and_then(|()| w.flush()).is_ok()
+        let ok = write(&mut w).and_then(|()| w.flush()).is_ok();
+        if !ok {
+            out.failed.store(true, Ordering::Relaxed);
+        }
+        ok
     }
 }
 
@@ -174,6 +239,7 @@ impl Outbound for StdioOutbound {
             return Ok(());
         }
         self.output.queued.fetch_add(1, Ordering::AcqRel);
+        self.writer.ensure();
         self.queue.send(msg).map_err(|_| {
             self.output.queued.fetch_sub(1, Ordering::AcqRel);
             Closed

@@ -29,7 +29,7 @@ use mcp_core::service::{Outbound, Session};
 
 use crate::framing::{FrameError, MessageReader};
 use crate::output::SharedOutput;
-use crate::server::{DoneSignal, PanicReport};
+use crate::server::{Closer, DoneSignal, PanicReport};
 
 /// The right to read the input; its `done` reports the end of reading (a panic too, when it
 /// is dropped unfinished).
@@ -70,6 +70,8 @@ pub(crate) struct Reading<R> {
     /// Reports a panic in `handle` (reading may go on in another thread, blocked on input;
     /// serving shuts down as for the end of input).
     pub(crate) on_panic: PanicReport,
+    /// Closes the session when reading ends.
+    closer: Arc<Closer>,
     panicked: AtomicBool,
     me: Weak<Reading<R>>,
     /// The type of the role its threads hold (kept with them, not here).
@@ -91,6 +93,7 @@ impl<R: Read + Send + 'static> Reading<R> {
         stopped: Arc<AtomicBool>,
         executor: Arc<Executor>,
         on_panic: PanicReport,
+        closer: Arc<Closer>,
     ) -> Arc<Reading<R>> {
         Arc::new_cyclic(|me| Reading {
             output,
@@ -99,6 +102,7 @@ impl<R: Read + Send + 'static> Reading<R> {
             stopped,
             executor,
             on_panic,
+            closer,
             panicked: AtomicBool::new(false),
             me: me.clone(),
             role: PhantomData,
@@ -147,6 +151,9 @@ impl<R: Read + Send + 'static> Reading<R> {
             self.session.handle(msg);
             holding.returned = true;
             match holding.take_back() {
+                // The answers can no longer go out (the client stopped listening): reading
+                // ends, and serving with it, as at the end of input.
+                Some(r) if self.output.is_lost() => return self.finish(*r, Ok(())),
                 Some(r) => role = r,
                 // Another thread reads now; this one goes back to the executor.
                 None => return,
@@ -177,6 +184,10 @@ impl<R: Read + Send + 'static> Reading<R> {
     fn finish(&self, role: Role<R>, result: std::io::Result<()>) {
         // Nothing may stay held back once reading ends.
         self.output.end_burst();
+        // Closed here, not only by `serve_on` once it hears of the end: the thread running it
+        // may be a reader that handed the reading over and now waits, in a handler, for
+        // exactly this close.
+        self.closer.close();
         role.done.finish(result);
     }
 }

@@ -1,8 +1,7 @@
 //! Serving one MCP session over a byte stream pair: the process's stdin and stdout, or any
 //! `Read`/`Write` (tests use socket pairs).
 //!
-//! A reader, a writer and one bounded queue, both run as jobs of an
-//! [`Executor`] (in the manner of `lsp-server`'s `Connection`):
+//! A reader, a writer and one bounded queue (in the manner of `lsp-server`'s `Connection`):
 //!
 //! ```text
 //! input ─► [reader] ─► session.handle(msg)
@@ -12,32 +11,38 @@
 //!                            [writer] ─► output (flushed when the queue runs dry)
 //! ```
 //!
-//! `Session::handle` runs on the reader. The session is told `SessionInfo::handle_may_block`:
-//! before it blocks it calls `Outbound::will_block`, and the reader hands its role to another
-//! worker of the executor (the `reading` module), so `ping`, cancellations and the client's
-//! answers are read meanwhile; a quick request costs no hand-off at all. While more input is
-//! already buffered, every answer written directly is left unflushed until the reader is about
-//! to wait for input: one write system call per burst. The writer and the senders' direct
-//! writes are in the `output` module.
+//! The thread that calls `serve_on` is the reader, and `Session::handle` runs on it. The
+//! session is told `SessionInfo::handle_may_block`: before it blocks it calls
+//! `Outbound::will_block`, and the reader hands its role to a worker of an [`Executor`] (the
+//! `reading` module), so `ping`, cancellations and the client's answers are read meanwhile; a
+//! quick request costs no hand-off at all. While more input is already buffered, every answer
+//! written directly is left unflushed until the reader is about to wait for input: one write
+//! system call per burst. The writer is a worker too, started when a message first has to
+//! queue; the writer and the senders' direct writes are in the `output` module. So a server
+//! whose requests are all quick runs on one thread, which spares every system call the cost
+//! of a file table and memory shared with other threads. A service that ends sessions on its
+//! own while the client is silent (`Service::ends_idle_sessions`) is read by a worker
+//! instead, so that the calling thread can return at once.
 //!
-//! The calling thread waits for either job to finish and then runs the shutdown: on input EOF
-//! it closes the session, lets the writer drain whatever the service still sends for a grace
-//! period, waits for the writer's end and returns `Ok(())`.
+//! When reading ends the calling thread runs the shutdown: on input EOF the session is closed,
+//! the writer drains whatever the service still sends for a grace period, and `serve_on`
+//! returns `Ok(())`.
 
 use std::io::{self, BufReader, Read, Write};
-use std::sync::Arc;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Sender, bounded, select};
 use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::Message;
-use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
+use mcp_core::service::{Outbound, Service, Session, SessionInfo, TransportKind};
 
 use crate::error::Error;
 use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
 use crate::negotiated::Negotiated;
-use crate::output::{SharedOutput, StdioOutbound, write_loop};
+use crate::output::{SharedOutput, StdioOutbound, WriterStart, write_loop};
 use crate::process_io;
 use crate::reading::{HandOff, Reading, Role};
 
@@ -186,9 +191,12 @@ pub fn serve_with<S: Service>(service: S, config: &Config) -> Result<(), Error> 
 /// the writer drains for at most [`Config::shutdown_grace`], both threads are joined and the
 /// result is `Ok(())`. The drain ends early when the service has dropped every clone of the
 /// `Outbound` it was given, so a service that lets go of it in `Session::close` (once its last
-/// answer is sent) exits at once rather than after the grace. If `output` fails first (the client stopped listening), the session is
-/// closed and the error returned at once; the reader thread, stuck in a blocking read that
-/// cannot be interrupted, is left to end at EOF and hands nothing more to the session.
+/// answer is sent) exits at once rather than after the grace. If `output` fails first (the
+/// client stopped listening), the session is closed and the error returned: at once when the
+/// failure is met answering what was read (the usual case), otherwise when reading next wakes
+/// (input or EOF), as a blocking read cannot be interrupted. A service that ends sessions
+/// itself (`Service::ends_idle_sessions`) is read by a worker thread instead, and then
+/// `serve_on` returns at once in every case, leaving the reader to end at EOF.
 ///
 /// # Errors
 /// [`Error::Io`] when reading or writing fails, [`Error::ThreadPanicked`] when a thread
@@ -206,10 +214,11 @@ where
     let (done_tx, done_rx) = bounded::<(Side, Ended)>(4);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    // The writer, and the reader (which may hand its role to further workers, up to
-    // `max_threads` of them). The reading jobs hold the executor too, so that when serving
-    // ends on an output failure (the reader still blocked in a read nobody can interrupt) the
-    // executor is dropped by the last reader at EOF, not joined here.
+    // The workers: the writer (started by the first message that has to queue) and readers
+    // the reading is handed to (up to `max_threads`); none exists until needed. Reading
+    // jobs hold the executor too, so that when serving ends on an output failure (a reader
+    // still blocked in a read nobody can interrupt) the executor is dropped by the last
+    // reader at EOF, not joined here.
     let executor = Arc::new(
         Executor::builder()
             .name("mcp-stdio")
@@ -218,9 +227,22 @@ where
             .build()
             .map_err(Error::Io)?,
     );
+    let writer = {
+        let shared_out = Arc::clone(&shared_out);
+        let done = DoneSignal::new(done_tx.clone(), Side::Writer);
+        let grace = config.shutdown_grace;
+        let job = move || {
+            let r = write_loop(&shared_out, &queue_rx, &shutdown_rx, grace);
+            // Senders meet `Closed` from now on, before `serve_on` returns.
+            drop(queue_rx);
+            done.finish(r);
+        };
+        Arc::new(WriterStart::new(Box::new(job), Arc::downgrade(&executor)))
+    };
     let negotiated = Arc::new(Negotiated::default());
     let outbound = Arc::new(StdioOutbound::new(
         queue_tx,
+        Arc::clone(&writer),
         Arc::clone(&shared_out),
         Arc::clone(&negotiated),
     ));
@@ -228,26 +250,15 @@ where
     // answering its pings); one reason is enough.
     let (ended_tx, ended_rx) = bounded::<String>(1);
     outbound.set_ended(ended_tx);
+    // Such a service needs `serve_on` to return while the reader waits for input: the
+    // reading then has a thread of its own. Otherwise this thread reads, and a process
+    // serving quick requests runs on it alone.
+    let read_here = !service.ends_idle_sessions();
     let session = service.open(
         SessionInfo::new(TransportKind::Stdio).with_blocking_handle(),
         outbound.clone(),
     );
-
-    {
-        let shared_out = Arc::clone(&shared_out);
-        let done = DoneSignal::new(done_tx.clone(), Side::Writer);
-        let grace = config.shutdown_grace;
-        let started = executor.try_execute(move || {
-            let r = write_loop(&shared_out, &queue_rx, &shutdown_rx, grace);
-            // Senders meet `Closed` from now on, before `serve_on` returns.
-            drop(queue_rx);
-            done.finish(r);
-        });
-        if let Err(e) = started {
-            session.close();
-            return Err(Error::Io(io::Error::other(e.to_string())));
-        }
-    }
+    let closer = Arc::new(Closer(Mutex::new(Some(session.clone()))));
     {
         let role = Role {
             reader: MessageReader::new(BufReader::with_capacity(64 * 1024, input))
@@ -263,12 +274,16 @@ where
             stopped.clone(),
             Arc::clone(&executor),
             PanicReport(done_tx),
+            Arc::clone(&closer),
         );
         outbound.set_hand_off(Arc::downgrade(&(reading.clone() as Arc<dyn HandOff>)));
-        let started = executor.try_execute(move || reading.run(role));
-        if let Err(e) = started {
+        if read_here {
+            // Returns at the end of input, or when the reading moved to another thread. A
+            // panic in `handle` is reported (below) as a panicked reader, as on a worker.
+            let _ = panic::catch_unwind(AssertUnwindSafe(move || reading.run(role)));
+        } else if let Err(e) = executor.try_execute(move || reading.run(role)) {
             stopped.store(true, Ordering::Release);
-            session.close();
+            closer.close();
             return Err(Error::Io(io::Error::other(e.to_string())));
         }
     }
@@ -286,8 +301,10 @@ where
             // queued for the grace period.
             stopped.store(true, Ordering::Release);
             log::warn!("the server ended the stdio session: {reason}");
-            session.close();
+            closer.close();
             let _ = shutdown_tx.send(());
+            // A writer never started had nothing queued: its job goes unrun.
+            drop(writer.take());
             drop(executor);
             return Err(Error::SessionEnded { reason });
         }
@@ -296,11 +313,15 @@ where
         Side::Reader => {
             let read_result = ended.into_result("mcp-stdio-reader");
             log::debug!("stdio input ended; closing the session");
-            session.close();
+            closer.close();
             // Drop our handles so the writer ends as soon as the service drops its own.
             drop(session);
             drop(outbound);
             let _ = shutdown_tx.send(());
+            if let Some(job) = writer.take() {
+                // Never needed until now: the drain runs here.
+                job();
+            }
             // A panic may be reported twice (by the panicking reader and by its role).
             let write_result = loop {
                 match done_rx.recv() {
@@ -318,7 +339,7 @@ where
         Side::Writer => {
             stopped.store(true, Ordering::Release);
             log::debug!("stdio output ended first; closing the session");
-            session.close();
+            closer.close();
             match ended.into_result("mcp-stdio-writer") {
                 Ok(()) => Err(Error::Closed),
                 Err(e) => Err(e),
@@ -350,6 +371,20 @@ impl Ended {
         match self {
             Ended::Done(r) => r.map_err(Error::Io),
             Ended::Panicked => Err(Error::ThreadPanicked { thread }),
+        }
+    }
+}
+
+/// Closes the session once, whoever gets there first: the reader at the end of input (the
+/// thread running `serve_on` may itself be inside a handler that waits for that close), or
+/// `serve_on` when serving ends another way. It lets go of the session after closing it.
+pub(crate) struct Closer(Mutex<Option<Arc<dyn Session>>>);
+
+impl Closer {
+    pub(crate) fn close(&self) {
+        let session = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(s) = session {
+            s.close();
         }
     }
 }

@@ -30,6 +30,8 @@ struct Probe {
     /// for the client's answer to a sampling request does).
     release_tx: Sender<()>,
     release_rx: Receiver<()>,
+    /// The thread that called `serve_on`.
+    serving: std::sync::OnceLock<thread::ThreadId>,
 }
 
 struct Echo(Arc<Probe>);
@@ -134,6 +136,15 @@ impl Session for EchoSession {
                 });
             }
             "panic" => panic!("the session panicked on purpose"),
+            "whoami" => {
+                let same = self.probe.serving.get() == Some(&thread::current().id());
+                let _ = out.send(
+                    Response::new(r.id.clone(), &serde_json::json!({ "serving_thread": same }))
+                        .unwrap()
+                        .into(),
+                    Some(&r.id),
+                );
+            }
             "wait" => {
                 // Announced, so the transport reads on in another thread meanwhile.
                 out.will_block();
@@ -197,10 +208,13 @@ fn start(config: Config, farewell: bool, hold: bool) -> Harness {
         hold,
         release_tx,
         release_rx,
+        serving: std::sync::OnceLock::new(),
     });
     let (tx, result) = bounded(1);
     let service = Echo(probe.clone());
+    let serving = probe.clone();
     thread::spawn(move || {
+        let _ = serving.serving.set(thread::current().id());
         let _ = tx.send(serve_on(server_in, server_out, service, &config));
     });
     Harness {
@@ -468,6 +482,36 @@ fn output_failure_ends_serving_with_an_error() {
         other => panic!("expected an I/O error, got {other:?}"),
     }
     h.closed.recv_timeout(WAIT).expect("the session was closed");
+}
+
+/// A service that never ends sessions on its own is read on the caller's thread: a quick
+/// request costs no thread at all (the writer starts only when a message has to queue).
+#[test]
+fn requests_are_read_and_handled_on_the_thread_that_serves() {
+    let mut h = start(Config::default(), false, false);
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#);
+    let Some(Message::Response(r)) = h.read() else {
+        panic!("expected an answer")
+    };
+    let v: serde_json::Value = r.result().unwrap();
+    assert_eq!(v["serving_thread"], true);
+    // Once a handler blocks, the reading goes on elsewhere, and still ends cleanly at EOF.
+    h.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"wait"}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":3,"method":"whoami"}"#);
+    let Some(Message::Response(r)) = h.read() else {
+        panic!("expected an answer")
+    };
+    assert_eq!(r.id, RequestId::Number(3));
+    let v: serde_json::Value = r.result().unwrap();
+    assert_eq!(
+        v["serving_thread"], false,
+        "read by the reader it was handed to"
+    );
+    h.send_line(r#"{"jsonrpc":"2.0","id":4,"method":"release"}"#);
+    let ids: Vec<_> = (0..2).map(|_| h.read().unwrap().id().cloned()).collect();
+    assert!(ids.contains(&Some(RequestId::Number(2))), "{ids:?}");
+    h.eof();
+    h.result().unwrap();
 }
 
 #[test]
