@@ -424,8 +424,11 @@ impl KitSession {
     {
         let Some(me) = self.me.upgrade() else { return };
         // A quick handler on the stdio reader: listed only if it blocks (see `Call::listed`).
+        // Not over HTTP, whose other connections may carry a cancellation at any time.
         let inline = self.info.handle_may_block;
-        let lazy = inline && self.shared.config.quick_handlers;
+        let lazy = inline
+            && self.shared.config.quick_handlers
+            && self.info.transport == TransportKind::Stdio;
         // Run here, the handler needs no handle of its own on the session.
         let (link, me): (Arc<dyn Link>, _) = if inline {
             (me, None)
@@ -460,7 +463,7 @@ impl KitSession {
             // User code may block: the transport keeps reading elsewhere once told (stdio
             // hands its reading to another thread), and the handler runs right here, with no
             // hand-off to a worker on the answer's path.
-            if !lazy {
+            if !self.shared.config.quick_handlers {
                 if let Some(out) = self.outbound() {
                     out.will_block();
                 }

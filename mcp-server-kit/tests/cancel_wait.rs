@@ -247,3 +247,60 @@ fn inline_handlers_announce_their_block_unless_declared_quick() {
         assert_eq!(got, expected, "quick {quick}, wait {wait}");
     }
 }
+
+/// Over HTTP another connection may carry a cancellation while a quick handler runs on its
+/// own connection's thread: the call is listed from the start, and the cancellation reaches it.
+#[test]
+fn a_quick_handler_over_http_sees_a_cancellation_from_another_connection() {
+    let (started_tx, started_rx) = sync_channel(1);
+    let (seen_tx, seen_rx) = sync_channel(1);
+    let tool = Tool::new("spin", move |_: NoArgs, ctx: &Context| {
+        started_tx.send(()).unwrap();
+        let until = Instant::now() + WAIT;
+        // A quick handler polls; it never announces a block.
+        while !ctx.is_cancelled() && Instant::now() < until {
+            std::hint::spin_loop();
+        }
+        seen_tx.send(ctx.is_cancelled()).unwrap();
+        Ok::<_, Error>("done")
+    });
+    let server = Server::builder("t", "1")
+        .tool(tool)
+        .quick_handlers(true)
+        .build()
+        .unwrap();
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let out = Arc::new(Announcing {
+        blocks: Mutex::new(tx),
+    });
+    let s = server.open(
+        SessionInfo::new(TransportKind::StreamableHttp).with_blocking_handle(),
+        out,
+    );
+    let send = |v: Value| s.handle(decode(v.to_string().as_bytes()).unwrap());
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let caller = {
+        let s = s.clone();
+        thread::spawn(move || {
+            s.handle(
+                decode(
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                           "params": {"name": "spin"}})
+                    .to_string()
+                    .as_bytes(),
+                )
+                .unwrap(),
+            );
+        })
+    };
+    started_rx.recv_timeout(WAIT).unwrap();
+    send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 1}}),
+    );
+    assert_eq!(seen_rx.recv_timeout(WAIT * 2), Ok(true));
+    caller.join().unwrap();
+}
