@@ -21,13 +21,15 @@
 //!
 //! # A request's path through the crate
 //!
-//! 1. [`serve_on`] (`server`) opens the service's session and starts a reader and a writer on
-//!    an executor (`mcp_core::executor`).
+//! 1. [`serve_on`] (`server`) opens the service's session and reads on the calling thread
+//!    (on a worker of an executor, `mcp_core::executor`, for a service that ends idle
+//!    sessions itself).
 //! 2. The reader (`reading`) reads a line with [`MessageReader`] and hands the
 //!    message to `Session::handle`; a session about to block there says so
-//!    (`Outbound::will_block`) and the reading goes on in another worker.
+//!    (`Outbound::will_block`) and the reading goes on in a worker.
 //! 3. The session answers through its `Outbound` (`output`): written at once when nothing is
-//!    queued, else queued for the writer thread, both through [`MessageWriter`].
+//!    queued, else queued for the writer, a worker started by the first message that has to
+//!    queue, both through [`MessageWriter`].
 //!
 //! On the client side, [`ChildBuilder`] (`child`) starts the server and a [`Connection`]
 //! (`connection`) carries the messages, framed the same way.
