@@ -195,6 +195,25 @@ impl Outbound for Announcing {
     }
 }
 
+/// A session of `server` over `transport` whose `handle` may block (handlers run inline),
+/// its handshake done; `will_block` calls are reported on `blocks`.
+fn open_inline(
+    server: &Server,
+    transport: TransportKind,
+    blocks: std::sync::mpsc::Sender<&'static str>,
+) -> Arc<dyn mcp_core::service::Session> {
+    let out = Arc::new(Announcing {
+        blocks: Mutex::new(blocks),
+    });
+    let s = server.open(SessionInfo::new(transport).with_blocking_handle(), out);
+    let send = |v: Value| s.handle(decode(v.to_string().as_bytes()).unwrap());
+    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "test", "version": "1"}}}));
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    s
+}
+
 /// Runs one `tools/call` inline (a transport that lets `handle` block) of the tool `make`
 /// builds around a sender, and returns what the handler and the outbound reported, in order.
 fn inline_call(
@@ -207,18 +226,8 @@ fn inline_call(
         .quick_handlers(quick)
         .build()
         .unwrap();
-    let out = Arc::new(Announcing {
-        blocks: Mutex::new(tx.clone()),
-    });
-    let s = server.open(
-        SessionInfo::new(TransportKind::Memory).with_blocking_handle(),
-        out,
-    );
+    let s = open_inline(&server, TransportKind::Memory, tx.clone());
     let send = |v: Value| s.handle(decode(v.to_string().as_bytes()).unwrap());
-    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                           "clientInfo": {"name": "test", "version": "1"}}}));
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     tx.send("call").unwrap();
     send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": {"name": "t"}}));
@@ -270,18 +279,8 @@ fn a_quick_handler_over_http_sees_a_cancellation_from_another_connection() {
         .build()
         .unwrap();
     let (tx, _rx) = std::sync::mpsc::channel();
-    let out = Arc::new(Announcing {
-        blocks: Mutex::new(tx),
-    });
-    let s = server.open(
-        SessionInfo::new(TransportKind::StreamableHttp).with_blocking_handle(),
-        out,
-    );
+    let s = open_inline(&server, TransportKind::StreamableHttp, tx);
     let send = |v: Value| s.handle(decode(v.to_string().as_bytes()).unwrap());
-    send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                           "clientInfo": {"name": "test", "version": "1"}}}));
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let caller = {
         let s = s.clone();
         thread::spawn(move || {

@@ -4,60 +4,20 @@
 //! stdio transport (`serve_on`) over a socket pair.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, sync_channel};
-use std::time::Duration;
 
+use common::WAIT;
+use common::stdio::Client;
 use mcp_server_kit::{Context, Error, NoArgs, Server, Tool};
-use serde_json::{Value, json};
+use serde_json::json;
 
-/// A safety net for each wait; no test sleeps.
-const WAIT: Duration = Duration::from_secs(10);
+mod common;
 
-struct Client {
-    input: UnixStream,
-    output: BufReader<UnixStream>,
-    served: Receiver<Result<(), mcp_stdio::Error>>,
-}
-
-impl Client {
-    fn start(server: Server) -> Client {
-        let (ours, theirs) = UnixStream::pair().unwrap();
-        ours.set_read_timeout(Some(WAIT)).unwrap();
-        let (tx, served) = sync_channel(1);
-        let reader = theirs.try_clone().unwrap();
-        std::thread::spawn(move || {
-            let r = mcp_stdio::serve_on(reader, theirs, server, &mcp_stdio::Config::default());
-            let _ = tx.send(r);
-        });
-        let output = BufReader::new(ours.try_clone().unwrap());
-        let mut c = Client {
-            input: ours,
-            output,
-            served,
-        };
-        c.send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"}}}),
-        );
-        assert!(c.next().get("result").is_some());
-        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        c
-    }
-
-    fn send(&mut self, v: Value) {
-        let mut line = v.to_string();
-        line.push('\n');
-        self.input.write_all(line.as_bytes()).unwrap();
-    }
-
-    fn next(&mut self) -> Value {
-        let mut line = String::new();
-        self.output.read_line(&mut line).expect("a line in time");
-        serde_json::from_str(&line).unwrap()
-    }
+/// The server served over stdio, the handshake done.
+fn start(server: Server) -> Client {
+    let mut c = Client::start(server);
+    c.initialize();
+    c
 }
 
 /// A quick tool that blocks until cancelled, reporting whether it was.
@@ -79,7 +39,7 @@ fn blocking_server() -> (Server, Receiver<bool>) {
 #[test]
 fn a_quick_handler_that_blocks_is_cancelled_by_what_is_read_meanwhile() {
     let (server, woke) = blocking_server();
-    let mut c = Client::start(server);
+    let mut c = start(server);
     // Quick calls that never block go in and out first.
     c.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}));
     assert_eq!(c.next()["id"], 1);
@@ -97,20 +57,20 @@ fn a_quick_handler_that_blocks_is_cancelled_by_what_is_read_meanwhile() {
     // A cancelled request gets no answer: the next line is the ping's.
     c.send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}));
     assert_eq!(c.next()["id"], 6);
-    c.input.shutdown(std::net::Shutdown::Write).unwrap();
+    c.close_input();
     c.served.recv_timeout(WAIT).unwrap().unwrap();
 }
 
 #[test]
 fn a_quick_handler_that_blocks_is_cancelled_when_the_session_closes() {
     let (server, woke) = blocking_server();
-    let mut c = Client::start(server);
+    let mut c = start(server);
     c.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                   "params": {"name": "wait"}}));
     // A ping answered means the reading went on past the blocked call.
     c.send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}));
     assert_eq!(c.next()["id"], 6);
-    c.input.shutdown(std::net::Shutdown::Write).unwrap();
+    c.close_input();
     assert_eq!(woke.recv_timeout(WAIT), Ok(true), "closing cancelled it");
     c.served.recv_timeout(WAIT).unwrap().unwrap();
 }

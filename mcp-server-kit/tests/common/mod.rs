@@ -10,6 +10,9 @@ use mcp_core::service::{Closed, Outbound, Service, Session, SessionInfo, Transpo
 use mcp_server_kit::Server;
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+pub mod stdio;
+
 /// How long a test waits for one message before it fails.
 pub const WAIT: Duration = Duration::from_secs(10);
 
