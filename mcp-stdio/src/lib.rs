@@ -83,6 +83,7 @@
 
 mod child;
 mod connection;
+mod ending;
 mod error;
 mod framing;
 mod negotiated;

@@ -14,7 +14,6 @@ use mcp_core::service::{Closed, Outbound};
 
 use crate::framing::MessageWriter;
 use crate::negotiated::Negotiated;
-use crate::reading::HandOff;
 
 /// The stream the answers are written to.
 type Writer = MessageWriter<BufWriter<Box<dyn Write + Send>>>;
@@ -93,6 +92,12 @@ impl SharedOutput {
             }
         }
     }
+}
+
+/// Hands the reading over (`Outbound::will_block` calls it; the reader implements it).
+pub(crate) trait HandOff: Send + Sync {
+    /// If the calling thread is a reader inside `handle`, the reading goes on in another.
+    fn hand_off(&self);
 }
 
 /// The writer thread's job, started when a message first has to wait in the queue: a server

@@ -27,21 +27,15 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Session};
 
+use crate::ending::{Closer, DoneSignal, PanicReport};
 use crate::framing::{FrameError, MessageReader};
-use crate::output::SharedOutput;
-use crate::server::{Closer, DoneSignal, PanicReport};
+use crate::output::{HandOff, SharedOutput};
 
 /// The right to read the input; its `done` reports the end of reading (a panic too, when it
 /// is dropped unfinished).
 pub(crate) struct Role<R> {
     pub(crate) reader: MessageReader<BufReader<R>>,
     pub(crate) done: DoneSignal,
-}
-
-/// Hands the reading over (the outbound calls it from `Outbound::will_block`).
-pub(crate) trait HandOff: Send + Sync {
-    /// If the calling thread is a reader inside `handle`, the reading goes on in another.
-    fn hand_off(&self);
 }
 
 /// A role held by a thread inside `handle`: which reading it belongs to (its address), and

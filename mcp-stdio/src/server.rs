@@ -34,17 +34,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{Sender, bounded, select};
+use crossbeam_channel::{bounded, select};
 use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::Message;
-use mcp_core::service::{Outbound, Service, Session, SessionInfo, TransportKind};
+use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
 
+use crate::ending::{Closer, DoneSignal, Ended, PanicReport, Side};
 use crate::error::Error;
 use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
 use crate::negotiated::Negotiated;
-use crate::output::{SharedOutput, StdioOutbound, WriterStart, write_loop};
+use crate::output::{HandOff, SharedOutput, StdioOutbound, WriterStart, write_loop};
 use crate::process_io;
-use crate::reading::{HandOff, Reading, Role};
+use crate::reading::{Reading, Role};
 
 /// How the server transport behaves. Build one with [`Config::builder`]; the default suits a
 /// normal stdio server.
@@ -352,80 +353,4 @@ where
     // handle, so it is never joined here.
     drop(executor);
     result
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Side {
-    Reader,
-    Writer,
-}
-
-/// How a job ended.
-pub(crate) enum Ended {
-    Done(io::Result<()>),
-    Panicked,
-}
-
-impl Ended {
-    fn into_result(self, thread: &'static str) -> Result<(), Error> {
-        match self {
-            Ended::Done(r) => r.map_err(Error::Io),
-            Ended::Panicked => Err(Error::ThreadPanicked { thread }),
-        }
-    }
-}
-
-/// Closes the session once, whoever gets there first: the reader at the end of input (the
-/// thread running `serve_on` may itself be inside a handler that waits for that close), or
-/// `serve_on` when serving ends another way. It lets go of the session after closing it.
-pub(crate) struct Closer(Mutex<Option<Arc<dyn Session>>>);
-
-impl Closer {
-    pub(crate) fn close(&self) {
-        let session = self.0.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(s) = session {
-            s.close();
-        }
-    }
-}
-
-/// Reports a panic in `Session::handle` (unlike [`DoneSignal`], nothing when dropped).
-pub(crate) struct PanicReport(Sender<(Side, Ended)>);
-
-impl PanicReport {
-    pub(crate) fn report_panic(&self) {
-        let _ = self.0.try_send((Side::Reader, Ended::Panicked));
-    }
-}
-
-/// Reports a job's end from its destructor, so a panic (caught by the executor) reports too.
-pub(crate) struct DoneSignal {
-    tx: Sender<(Side, Ended)>,
-    side: Side,
-    result: Option<io::Result<()>>,
-}
-
-impl DoneSignal {
-    fn new(tx: Sender<(Side, Ended)>, side: Side) -> DoneSignal {
-        DoneSignal {
-            tx,
-            side,
-            result: None,
-        }
-    }
-
-    /// The job ended with `r`.
-    pub(crate) fn finish(mut self, r: io::Result<()>) {
-        self.result = Some(r);
-    }
-}
-
-impl Drop for DoneSignal {
-    fn drop(&mut self) {
-        let ended = match self.result.take() {
-            Some(r) => Ended::Done(r),
-            None => Ended::Panicked,
-        };
-        let _ = self.tx.try_send((self.side, ended));
-    }
 }
