@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{BadAnswer, Error};
 #[cfg(feature = "tasks")]
-use crate::tool::IntoToolResult;
+use crate::results::IntoToolResult;
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {

@@ -86,6 +86,7 @@ mod prompt;
 mod rate;
 mod request_state;
 mod resource;
+mod results;
 pub mod schema;
 mod server;
 mod session;
@@ -112,11 +113,12 @@ pub use context::Context;
 pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};
-pub use resource::{Blob, IntoResourceResult, Resource, ResourceTemplate, with_mime};
+pub use resource::{IntoResourceResult, Resource, ResourceTemplate};
+pub use results::{Blob, IntoToolResult, Structured, with_mime};
 pub use server::{Server, ServerBuilder};
 #[cfg(feature = "tasks")]
 pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
-pub use tool::{IntoToolResult, NoArgs, Structured, Tool};
+pub use tool::{NoArgs, Tool};
 
 /// The protocol types handlers use, re-exported for convenience.
 pub use mcp_core::types;

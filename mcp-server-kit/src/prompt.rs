@@ -12,9 +12,8 @@ use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::Error;
-use crate::resource::Blob;
+use crate::results::{Blob, Structured};
 use crate::schema::JsonSchema;
-use crate::tool::Structured;
 
 /// Completes one argument: given the partial value and the other arguments already filled in,
 /// returns candidate values (the kit keeps the first 100 and reports the total).

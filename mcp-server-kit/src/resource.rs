@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_core::types::{
-    Annotations, ContentBlock, EmbeddedResource, Icon, ReadResourceResult, Resource as ResourceDef,
-    ResourceContents, ResourceTemplate as ResourceTemplateDef,
+    Annotations, Icon, ReadResourceResult, Resource as ResourceDef, ResourceContents,
+    ResourceTemplate as ResourceTemplateDef,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -17,8 +17,8 @@ use serde_json::Value;
 use crate::context::Context;
 use crate::error::Error;
 use crate::prompt::Completer;
+use crate::results::{Blob, Structured, with_mime};
 use crate::schema::JsonSchema;
-use crate::tool::{IntoToolResult, Structured};
 use crate::uri_template::{TemplateError, UriTemplate};
 
 pub(crate) type ReadFn =
@@ -44,73 +44,6 @@ type TemplateSourceFn = dyn Fn(
     + Send
     + Sync
     + 'static;
-
-/// Bytes with their MIME type, as a handler returns them: a resource's blob contents, a tool's
-/// image or audio content, a prompt's image message. The kit does the base64 encoding the
-/// protocol wants, so handlers deal in bytes.
-///
-/// ```
-/// use mcp_server_kit::Blob;
-/// let png = Blob::new("image/png", vec![0x89, b'P', b'N', b'G']);
-/// assert_eq!(png.base64(), "iVBORw==");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blob {
-    mime_type: String,
-    bytes: Vec<u8>,
-}
-
-impl Blob {
-    /// `bytes` of type `mime_type` (such as `image/png`).
-    pub fn new(mime_type: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Blob {
-        Blob {
-            mime_type: mime_type.into(),
-            bytes: bytes.into(),
-        }
-    }
-
-    /// The MIME type.
-    pub fn mime_type(&self) -> &str {
-        &self.mime_type
-    }
-
-    /// The bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// The bytes in base64 (standard alphabet, padded), as the protocol carries them.
-    pub fn base64(&self) -> String {
-        mcp_core::base64::base64(&self.bytes)
-    }
-
-    /// As content of a tool result or prompt message: `image/*` becomes image content,
-    /// `audio/*` audio content; any other type has no content kind of its own, so it travels
-    /// as an embedded resource under an empty `data:` URI of its type.
-    pub(crate) fn into_content(self) -> ContentBlock {
-        let data = self.base64();
-        if self.mime_type.starts_with("image/") {
-            ContentBlock::image(data, self.mime_type)
-        } else if self.mime_type.starts_with("audio/") {
-            ContentBlock::audio(data, self.mime_type)
-        } else {
-            let uri = format!("data:{},", self.mime_type);
-            let contents = with_mime(ResourceContents::blob(uri, data), &self.mime_type);
-            ContentBlock::Resource(EmbeddedResource {
-                resource: contents,
-                annotations: None,
-                meta: None,
-                extra: serde_json::Map::new(),
-            })
-        }
-    }
-}
-
-impl IntoToolResult for Blob {
-    fn into_tool_result(self) -> mcp_core::types::CallToolResult {
-        mcp_core::types::CallToolResult::new(vec![self.into_content()])
-    }
-}
 
 /// What a resource read handler may return. The short forms get the URI being read and the
 /// MIME type declared on the resource or template from the kit:
@@ -200,7 +133,7 @@ impl IntoResourceResult for Blob {
         _: Option<&str>,
     ) -> Result<Vec<ResourceContents>, Error> {
         let contents = ResourceContents::blob(uri, self.base64());
-        Ok(vec![with_mime(contents, &self.mime_type)])
+        Ok(vec![with_mime(contents, self.mime_type())])
     }
 }
 
@@ -462,19 +395,5 @@ impl ResourceTemplate {
     pub fn subscribable(mut self) -> ResourceTemplate {
         self.subscribable = true;
         self
-    }
-}
-
-/// Sets the MIME type of resource contents.
-pub fn with_mime(contents: ResourceContents, mime_type: &str) -> ResourceContents {
-    match contents {
-        ResourceContents::Text(mut t) => {
-            t.mime_type = Some(mime_type.to_owned());
-            ResourceContents::Text(t)
-        }
-        ResourceContents::Blob(mut b) => {
-            b.mime_type = Some(mime_type.to_owned());
-            ResourceContents::Blob(b)
-        }
     }
 }

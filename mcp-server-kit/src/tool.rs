@@ -4,14 +4,14 @@ use std::sync::{Arc, OnceLock};
 
 #[cfg(feature = "tasks")]
 use mcp_core::types::tasks_ext::TaskSupport;
-use mcp_core::types::{CallToolResult, ContentBlock, Icon, Tool as ToolDef, ToolAnnotations};
-use serde::Serialize;
+use mcp_core::types::{CallToolResult, Icon, Tool as ToolDef, ToolAnnotations};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::rate::RateLimit;
+use crate::results::IntoToolResult;
 use crate::schema::{JsonSchema, Schema};
 
 /// Arguments for tools that take none: accepts `{}` (or no `arguments` at all) and ignores
@@ -22,108 +22,6 @@ pub struct NoArgs {}
 impl JsonSchema for NoArgs {
     fn schema() -> Value {
         Schema::object().into_value()
-    }
-}
-
-/// What a tool handler may return: a full [`CallToolResult`], or something that reads as one.
-pub trait IntoToolResult {
-    /// Converts into a result.
-    fn into_tool_result(self) -> CallToolResult;
-
-    /// The `outputSchema` every result of this type fits, if it promises one: the tool then
-    /// declares it (see [`Structured`]). `None` by default.
-    fn output_schema() -> Option<Value>
-    where
-        Self: Sized,
-    {
-        None
-    }
-}
-
-/// A handler result given as data: the kit puts it in `structuredContent`, repeats it as JSON
-/// text for clients older than 2025-06-18 (which only read `content`), and the tool declares
-/// `outputSchema` from `T`'s [`JsonSchema`], so the result's shape is written once, in `T`.
-///
-/// `T` should serialize to a JSON object, as `structuredContent` must be one. In debug builds
-/// the kit checks each result against the schema derived from `T` (with
-/// [`validate`](crate::validate)); a mismatch (a hand-written `Serialize` or `JsonSchema` that
-/// disagree) is logged and turned into a tool error result naming the member, so tests catch
-/// it; release builds skip the check.
-///
-/// ```
-/// # #[cfg(feature = "derive")] {
-/// use mcp_server_kit::{Context, Error, NoArgs, Structured, Tool, schema::JsonSchema};
-///
-/// #[derive(serde::Serialize, JsonSchema)]
-/// struct Stats {
-///     /// Notes kept.
-///     count: u32,
-/// }
-///
-/// let tool = Tool::typed("stats", |_: NoArgs, _ctx: &Context| {
-///     Ok::<_, Error>(Structured(Stats { count: 3 }))
-/// });
-/// let out = tool.definition().output_schema.as_ref().unwrap();
-/// assert_eq!(out["required"], serde_json::json!(["count"]));
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Structured<T>(pub T);
-
-impl<T: Serialize + JsonSchema> IntoToolResult for Structured<T> {
-    fn into_tool_result(self) -> CallToolResult {
-        match serde_json::to_value(&self.0) {
-            Ok(v) => CallToolResult::structured(v),
-            // A map with non-string keys, a failing Serialize: the handler's bug, told as such.
-            Err(e) => CallToolResult::error(format!("result could not be serialized: {e}")),
-        }
-    }
-
-    fn output_schema() -> Option<Value> {
-        Some(T::schema())
-    }
-}
-
-impl IntoToolResult for CallToolResult {
-    fn into_tool_result(self) -> CallToolResult {
-        self
-    }
-}
-
-impl IntoToolResult for String {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::text(self)
-    }
-}
-
-impl IntoToolResult for &str {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::text(self)
-    }
-}
-
-/// JSON without a declared shape: an object becomes `structuredContent` (and its text), any
-/// other value text alone, as `structuredContent` must be an object. Return [`Structured`]
-/// to declare the `outputSchema` as well.
-impl IntoToolResult for Value {
-    fn into_tool_result(self) -> CallToolResult {
-        if self.is_object() {
-            CallToolResult::structured(self)
-        } else {
-            CallToolResult::text(self.to_string())
-        }
-    }
-}
-
-impl IntoToolResult for ContentBlock {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::new(vec![self])
-    }
-}
-
-impl IntoToolResult for Vec<ContentBlock> {
-    fn into_tool_result(self) -> CallToolResult {
-        CallToolResult::new(self)
     }
 }
 
@@ -208,7 +106,8 @@ impl Tool {
     /// arguments read as `{}`). The input schema defaults to an object with no declared
     /// properties; set the real one with [`Tool::input_schema`].
     ///
-    /// A handler returning [`Structured`] makes the tool declare its `outputSchema`.
+    /// A handler returning [`Structured`](crate::Structured) makes the tool declare its
+    /// `outputSchema`.
     pub fn new<A, R, F>(name: impl Into<String>, handler: F) -> Tool
     where
         A: DeserializeOwned,
