@@ -149,11 +149,13 @@ impl<R: Read + Send + 'static> Reading<R> {
                 // ends, and serving with it, as at the end of input.
                 Some(r) if self.output.is_lost() => return self.finish(*r, Ok(())),
                 Some(r) => role = r,
-                // Another thread reads now; this one goes back to the executor.
+                // Another thread reads now; this one returns (to the executor, or to the
+                // `serve_on` that called it).
                 None => return,
             }
         }
     }
+
     /// Answers a line that is no message (out of line, as the rare case it is); false when
     /// the answer cannot go out, which ends the reading.
     #[cold]
