@@ -183,7 +183,9 @@ pub fn serve<S: Service>(service: S) -> Result<(), Error> {
 /// # Errors
 /// As [`serve`].
 pub fn serve_with<S: Service>(service: S, config: &Config) -> Result<(), Error> {
-    serve_on(process_io::stdin(), process_io::stdout(), service, config)
+    let input = process_io::stdin().map_err(Error::Io)?;
+    let output = process_io::stdout().map_err(Error::Io)?;
+    serve_on(input, output, service, config)
 }
 
 /// Serves `service` on any byte stream pair until `input` reaches EOF.

@@ -45,7 +45,7 @@ fn main() {
     }
 
     let exe = std::env::current_exe().unwrap();
-    let (conn, mut child) = ChildBuilder::new(exe)
+    let (conn, mut child) = ChildBuilder::new(exe.clone())
         .env(ROLE, "server")
         // Long graces: the test fails (by signal status) if the server needs a signal to exit.
         .close_grace(Duration::from_secs(20))
@@ -74,4 +74,24 @@ fn main() {
     assert_eq!(status.code(), Some(0), "the server exits 0 on stdin EOF");
     assert!(t0.elapsed() < Duration::from_secs(20));
     println!("process: {N} requests answered by a child `serve`, exit 0 on stdin EOF: ok");
+
+    // A stdin that is not open at all reads as the end of input: the server exits 0 at once
+    // instead of failing. (A Rust program's runtime puts /dev/null on a closed standard
+    // descriptor before `main`; a host without that runtime gets the same from `serve`.)
+    #[cfg(unix)]
+    {
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("exec \"$0\" <&- >/dev/null")
+            .arg(&exe)
+            .env(ROLE, "server")
+            .status()
+            .unwrap();
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "a closed stdin ends serving cleanly"
+        );
+        println!("process: a child `serve` with stdin closed exits 0: ok");
+    }
 }
