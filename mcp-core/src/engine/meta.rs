@@ -73,7 +73,7 @@ pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta
     }
     // Most requests of the legacy era carry no `_meta`: when the name cannot be in the text
     // (not even escaped), one byte scan replaces a parse of the whole params.
-    if !text.contains("_meta") && !text.contains('\\') {
+    if !may_name_meta(text.as_bytes()) {
         return Ok(RequestMeta::default());
     }
     let head: ParamsHead = serde_json::from_str(text)
@@ -91,6 +91,39 @@ pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta
         // request: progress is advisory.
         progress_token: m.progress_token.as_ref().and_then(RequestId::from_value),
     })
+}
+
+/// Whether `text` holds `_meta` or a backslash (behind which an escaped `_meta` could hide):
+/// one pass, eight bytes a step, instead of a search for each. A byte equal to `_` or `\\` is
+/// flagged by the borrow trick `(x - 1s) & !x & 0x80s` on `x` xor that byte; a flag above a
+/// true one may be false, so each flagged `_` is looked at, and the scan goes on past it.
+fn may_name_meta(text: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let at = |i: usize| match text[i] {
+        b'\\' => true,
+        b'_' => text[i..].starts_with(b"_meta"),
+        _ => false,
+    };
+    let mut chunks = text.chunks_exact(8);
+    let mut base = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        let under = x ^ (ONES * u64::from(b'_'));
+        let slash = x ^ (ONES * u64::from(b'\\'));
+        let mut flags =
+            ((under.wrapping_sub(ONES) & !under) | (slash.wrapping_sub(ONES) & !slash)) & HIGH;
+        while flags != 0 {
+            if at(base + (flags.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            flags &= flags - 1;
+        }
+        base += 8;
+    }
+    (base..text.len()).any(at)
 }
 
 /// Looks up a capability by path (`["resources", "subscribe"]`). Present means: the key exists
@@ -225,6 +258,27 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    /// The one-pass look finds `_meta` or a backslash wherever a plain search finds one: at
+    /// every offset, across the eight-byte steps, behind other underscores.
+    #[test]
+    fn the_quick_look_for_meta_misses_nothing() {
+        let pieces: &[&str] = &["_", "_meta", "_met", "\\", "a", "\"", "é", "__meta", "m"];
+        let mut seed = 11u64;
+        for _ in 0..20_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mut text = String::new();
+            let mut s = seed;
+            for _ in 0..(seed >> 59) {
+                text.push_str(pieces[(s % pieces.len() as u64) as usize]);
+                s /= 7;
+            }
+            let want = text.contains("_meta") || text.contains('\\');
+            assert_eq!(may_name_meta(text.as_bytes()), want, "{text:?}");
+        }
     }
 
     #[test]
