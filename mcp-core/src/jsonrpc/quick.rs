@@ -227,6 +227,65 @@ mod tests {
         }
     }
 
+    /// Mutated messages (bytes inserted, dropped or replaced with JSON's own punctuation,
+    /// escapes, digits and non-ASCII text): whatever the quick path accepts, the general
+    /// decoder decodes to the same message.
+    #[test]
+    fn mutated_messages_never_make_the_quick_path_disagree() {
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi","n":[1,-2.5e3,true,null]}}}"#,
+            r#"{"method":"ping","jsonrpc":"2.0","id":"a-b"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
+        ];
+        let alphabet: &[&str] = &[
+            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u0041", "\\ud800", " ", "\n", "0", "1",
+            "-", ".", "e", "+", "a", "t", "n", "é", "\u{1}", "id", "params", "null",
+        ];
+        let mut seed = 5u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let mut accepted = 0;
+        for round in 0..60_000 {
+            let mut text = seeds[round % seeds.len()].to_owned();
+            for _ in 0..1 + next() % 3 {
+                let mut at = next() % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let piece = alphabet[next() % alphabet.len()];
+                match next() % 3 {
+                    0 => text.insert_str(at, piece),
+                    1 => {
+                        let mut end = (at + 1 + next() % 3).min(text.len());
+                        while !text.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        text.replace_range(at..end, "");
+                    }
+                    _ => {
+                        let mut end = (at + 1).min(text.len());
+                        while !text.is_char_boundary(end) {
+                            end += 1;
+                        }
+                        text.replace_range(at..end, piece);
+                    }
+                }
+            }
+            if let Some(quick) = message(&text) {
+                accepted += 1;
+                let general = super::super::decode_general(&text)
+                    .unwrap_or_else(|e| panic!("quick accepted, general refused {text}: {e:?}"));
+                assert_eq!(quick.to_vec(), general.to_vec(), "{text}");
+            }
+        }
+        // The mutations must leave many messages usual, or this test would test nothing.
+        assert!(accepted > 5_000, "only {accepted} usual messages");
+    }
+
     #[test]
     fn the_quick_path_agrees_with_the_general_decoder_or_stands_aside() {
         let usual = [
