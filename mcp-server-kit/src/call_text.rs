@@ -179,6 +179,67 @@ mod tests {
         ))
     }
 
+    /// Mutated params that are still valid JSON: whenever the scan finds a usual call, a full
+    /// parse finds the same name and arguments (and no member that needs the general way).
+    #[test]
+    fn mutated_params_never_make_the_scan_disagree_with_a_parse() {
+        use serde_json::Value;
+        let seeds = [
+            r#"{"name":"echo","arguments":{"message":"a \"}\" b","n":[1,{"x":"]"}]},"_meta":{"progressToken":"}"}}"#,
+            r#" { "arguments" : { "k" : [ ] } , "name" : "tool-1" } "#,
+        ];
+        #[rustfmt::skip]
+        let alphabet: &[&str] = &[
+            "{", "}", "[", "]", ",", ":", "\"", "\\\"", "\\u0041", " ", "0", "-1.5", "true", "null",
+            "name", "arguments", "\"task\":{},", "\"requestState\":\"s\",", "\"name\":\"x\",",
+            "\"arguments\":{},", "\"arguments\":null,", "é",
+        ];
+        let mut seed = 9u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let mut found = 0;
+        for round in 0..40_000 {
+            let mut text = seeds[round % seeds.len()].to_owned();
+            for _ in 0..1 + next() % 2 {
+                let mut at = next() % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let piece = alphabet[next() % alphabet.len()];
+                if next() % 2 == 0 {
+                    text.insert_str(at, piece);
+                } else {
+                    let mut end = (at + 1).min(text.len());
+                    while !text.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    text.replace_range(at..end, piece);
+                }
+            }
+            // The scan is only ever given valid JSON (a `RawValue`).
+            let Ok(parsed) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            let Some((name, arguments)) = read(&text) else {
+                continue;
+            };
+            found += 1;
+            let obj = parsed.as_object().expect("an object");
+            assert_eq!(obj.get("name"), Some(&Value::from(name)), "{text}");
+            let want = obj.get("arguments").filter(|a| !a.is_null());
+            let got = arguments.map(|a| serde_json::from_str::<Value>(&a).unwrap());
+            assert_eq!(got.as_ref(), want, "{text}");
+            for other in ["task", "inputResponses", "requestState"] {
+                assert!(!obj.contains_key(other), "{text}");
+            }
+        }
+        assert!(found > 4_000, "only {found} usual calls");
+    }
+
     #[test]
     fn a_usual_call_is_found_and_anything_else_left_alone() {
         let args = r#"{"m":"a \"}\" b","n":[1,{"x":"]"}],"t":true,"z":-1.5e3}"#;
