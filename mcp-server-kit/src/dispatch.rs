@@ -1,6 +1,7 @@
 //! From a request the engine let through to the answer: finds the registered tool, resource
 //! or prompt, runs its handler (catching panics), and shapes the result for the revision in use.
-//! Nothing here knows about sessions or transports.
+//! Nothing here knows about sessions, transports or running tasks: the tasks runner calls in
+//! here to run a task's handler, never the other way.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -311,20 +312,9 @@ fn run_tool(
     let validation_as_result = version >= ProtocolVersion::V2025_11_25;
     match outcome {
         Ok(result) => {
-            // The handler gathered its input and leaves the rest to a task
-            // (`Context::continue_as_task`, feature `tasks`).
-            #[cfg(feature = "tasks")]
-            {
-                let rest = ctx
-                    .call
-                    .continuation
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .take();
-                if let Some(rest) = rest {
-                    return crate::tasks::runner::continue_as_task(shared, &ctx.call, rest);
-                }
-            }
+            // Also the placeholder of a handler that left the rest of its work to a task
+            // (`Context::continue_as_task`): the session swaps it for the task's handle
+            // (`tasks::runner::continued`), so that dispatch never calls up into the runner.
             // As `from_result` would make it raw text for these revisions, unshaped.
             if version >= ProtocolVersion::V2025_11_25 {
                 Outcome::Tool(result)

@@ -239,7 +239,10 @@ impl KitSession {
                     return self.refuse(&rc, methods::TOOLS_CALL, Limited::ToolCall, wait);
                 }
                 return self.spawn_handler(rc, methods::TOOLS_CALL, move |s, ctx| {
-                    dispatch::call_tool_text(s, &params, &call, ctx)
+                    let outcome = dispatch::call_tool_text(s, &params, &call, ctx);
+                    #[cfg(feature = "tasks")]
+                    let outcome = tasks::continued(s, ctx, outcome);
+                    outcome
                 });
             }
         }
@@ -281,9 +284,12 @@ impl KitSession {
                 let headers = self.info.param_headers.as_ref();
                 match tasks::on_call(&self.shared, &rc, auth, headers, p) {
                     tasks::Route::Answer(o) => self.finish(&rc.id, method, version, o),
-                    tasks::Route::Call(p) => {
-                        self.spawn_handler(rc, method, move |s, ctx| dispatch::call_tool(s, p, ctx))
-                    }
+                    tasks::Route::Call(p) => self.spawn_handler(rc, method, move |s, ctx| {
+                        let outcome = dispatch::call_tool(s, p, ctx);
+                        #[cfg(feature = "tasks")]
+                        let outcome = tasks::continued(s, ctx, outcome);
+                        outcome
+                    }),
                 }
             }
             // The tasks extension (2026-07-28); the experimental tasks of 2025-11-25 are not

@@ -185,9 +185,31 @@ struct Origin<'a> {
 
 type Work = Box<dyn FnOnce(&Context) -> Outcome + Send + 'static>;
 
-/// A handler's continuation ([`Context::continue_as_task`]) becomes a task of its own; the
-/// `tools/call` it came from is answered with the handle.
-pub(crate) fn continue_as_task(shared: &Shared, from: &Call, rest: Continuation) -> Outcome {
+/// The answer to a `tools/call` whose handler `dispatch` ran: when the handler returned after
+/// leaving the rest of its work to a task ([`Context::continue_as_task`]), that task is
+/// launched and its handle replaces the handler's placeholder result; otherwise `outcome` as it
+/// is. The session asks this, not `dispatch`, so that the runner stays above `dispatch` (it runs
+/// its tasks' handlers through it). A task's own call never holds a continuation.
+pub(crate) fn continued(shared: &Shared, ctx: &Context, outcome: Outcome) -> Outcome {
+    // Only a handler's `Ok` result, not cancelled, becomes `Outcome::Tool` (a continuation
+    // needs 2026-07-28): a failed or cancelled call drops what it left, as it always did.
+    if let Outcome::Tool(_) = outcome {
+        let rest = ctx
+            .call
+            .continuation
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(rest) = rest {
+            return continue_as_task(shared, &ctx.call, rest);
+        }
+    }
+    outcome
+}
+
+/// A handler's continuation becomes a task of its own; the `tools/call` it came from is
+/// answered with the handle.
+fn continue_as_task(shared: &Shared, from: &Call, rest: Continuation) -> Outcome {
     let origin = Origin {
         id: &from.id,
         version: from.version,
