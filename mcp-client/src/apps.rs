@@ -3,9 +3,10 @@
 //!
 //! A host that can render views declares it with [`ClientBuilder::apps`](crate::ClientBuilder::apps)
 //! (servers may offer views, or other tool variants, only to such clients). It finds a tool's
-//! view with [`AppTool::app_view_uri`], fetches it with [`Client::read_app_view`] (the
-//! specification has hosts read views with `resources/read`), and builds the iframe's Content
-//! Security Policy and `allow` attribute from [`AppView::ui`]. The conversation with the view
+//! view with [`AppTool::app_view_uri`], fetches it with
+//! [`Client::read_app_view`](crate::Client::read_app_view) (the specification has hosts read
+//! views with `resources/read`), and builds the iframe's Content Security Policy and `allow`
+//! attribute from [`AppView::ui`]. The conversation with the view
 //! (the `ui/` JSON-RPC over `postMessage`) is the host's own: this crate only talks to the
 //! server, and relays nothing by itself.
 //!
@@ -25,9 +26,12 @@
 //! # }
 //! ```
 
+// The extension's vocabulary, and no client: the handlers (below the client) declare
+// `client_capability`, and the one request, `Client::read_app_view`, sits with the other
+// `resources/read` methods in `client`.
+
 use serde_json::{Map, Value, json};
 
-use crate::client::Client;
 use crate::error::{Error, Unexpected};
 use mcp_core::types::{ResourceContents, Tool};
 
@@ -131,20 +135,6 @@ impl AppView {
     }
 }
 
-impl Client {
-    /// Reads the view at `uri` with `resources/read`: the part of the result with that URI
-    /// (or the only part), which must have the extension's MIME type.
-    ///
-    /// # Errors
-    /// The errors of [`Client::read_resource`], and [`Unexpected::NotAView`] when the answer
-    /// holds no part for `uri`, the part is not `text/html;profile=mcp-app`, or a blob is not
-    /// base64 of UTF-8: a host must not render something else as a view.
-    pub fn read_app_view(&self, uri: &str) -> Result<AppView, Error> {
-        let result = self.read_resource(uri)?;
-        view_from(uri, result.contents)
-    }
-}
-
 fn not_a_view(uri: &str, why: impl Into<String>) -> Error {
     Error::Unexpected(Unexpected::NotAView {
         uri: uri.to_owned(),
@@ -152,7 +142,8 @@ fn not_a_view(uri: &str, why: impl Into<String>) -> Error {
     })
 }
 
-fn view_from(uri: &str, contents: Vec<ResourceContents>) -> Result<AppView, Error> {
+/// The view at `uri` in the contents of a `resources/read` answer.
+pub(crate) fn view_from(uri: &str, contents: Vec<ResourceContents>) -> Result<AppView, Error> {
     let only = contents.len() == 1;
     let part = contents.into_iter().find(|c| {
         only || match c {

@@ -22,7 +22,7 @@ use crate::connection::{NotificationCallback, Shared, spawn_reader};
 use crate::era_cache::EraCache;
 use crate::error::{Closed, Error, Unexpected};
 use crate::handlers::Handlers;
-use crate::pages::ListLimits;
+use crate::list_limits::ListLimits;
 use crate::transport::{StdioTransport, Transport};
 use mcp_core::transport::Incoming;
 

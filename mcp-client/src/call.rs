@@ -1,5 +1,5 @@
-//! Per-call options (a timeout, a progress callback and a cancel handle), and one call's
-//! send-and-wait on the connection.
+//! Per-call options (a timeout, a progress callback, a cancel handle, a task-status callback),
+//! and one call's send-and-wait on the connection.
 
 use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
@@ -8,11 +8,15 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use mcp_core::engine::{Outcome, ProgressUpdate, Timeout};
 use mcp_core::jsonrpc::RequestId;
+use mcp_core::types::tasks_ext::DetailedTask;
 use serde_json::Value;
 
 use crate::connection::{ProgressCallback, Shared};
 use crate::error::Error;
-use crate::tasks::TaskCallback;
+use crate::task_handle::TaskHandle;
+
+/// The task-status callback of [`CallOptions::on_task_status`].
+pub type TaskCallback = Arc<dyn Fn(&TaskHandle, &DetailedTask) + Send + Sync>;
 
 /// How one call is made; `CallOptions::default()` uses the client's default timeout, no
 /// progress and no cancel handle.
@@ -58,7 +62,7 @@ impl CallOptions {
     /// resume after a crash) or show the task's status. Runs on the calling thread.
     pub fn on_task_status(
         mut self,
-        f: impl Fn(&crate::TaskHandle, &crate::DetailedTask) + Send + Sync + 'static,
+        f: impl Fn(&TaskHandle, &DetailedTask) + Send + Sync + 'static,
     ) -> Self {
         self.on_task = Some(Arc::new(f));
         self

@@ -4,7 +4,7 @@
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_core::engine::{Outcome, Refused, Timeout};
 use mcp_core::types::LoggingLevel;
@@ -18,12 +18,12 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+use crate::apps::{self, AppView};
 use crate::call::{self, CallOptions};
 use crate::connection::Shared;
 use crate::error::{Closed, Error, Unexpected};
+use crate::list_limits::ListLimits;
 use crate::listen::Subscription;
-use crate::pages::ListLimits;
-use crate::tasks::Clock;
 use mcp_core::jsonrpc::RequestId;
 use mcp_core::types::tasks_ext::DetailedTask;
 
@@ -237,11 +237,12 @@ impl Client {
         params: Value,
         options: &CallOptions,
     ) -> Result<Box<RawValue>, Error> {
-        let clock = Clock::start(options.timeout.unwrap_or(self.timeout));
+        // A task gets what is left of the call's timeout once the rounds are over.
+        let started = Instant::now();
         match self.exchange_rounds(method, params, options)? {
             Reply::Complete(raw) => Ok(raw),
             Reply::Task { call_id, task } => {
-                self.follow_task(method, call_id, *task, options, clock)
+                self.follow_task(method, call_id, *task, options, started)
             }
         }
     }
@@ -374,6 +375,18 @@ impl Client {
         options: &CallOptions,
     ) -> Result<ReadResourceResult, Error> {
         self.request_with(methods::RESOURCES_READ, json!({"uri": uri}), options)
+    }
+
+    /// Reads the MCP Apps view ([`apps`]) at `uri` with `resources/read`: the part of the
+    /// result with that URI (or the only part), which must have the extension's MIME type.
+    ///
+    /// # Errors
+    /// The errors of [`Client::read_resource`], and [`Unexpected::NotAView`] when the answer
+    /// holds no part for `uri`, the part is not `text/html;profile=mcp-app`, or a blob is not
+    /// base64 of UTF-8: a host must not render something else as a view.
+    pub fn read_app_view(&self, uri: &str) -> Result<AppView, Error> {
+        let result = self.read_resource(uri)?;
+        apps::view_from(uri, result.contents)
     }
 
     /// Gets a prompt with these arguments (names to string values).

@@ -64,14 +64,16 @@ mod error;
 mod handlers;
 #[cfg(feature = "http")]
 mod http;
+mod list_limits;
 mod listen;
 mod pages;
 mod skills;
+mod task_handle;
 mod tasks;
 mod transport;
 
 pub use builder::{ClientBuilder, Revision};
-pub use call::{CallOptions, CancelHandle};
+pub use call::{CallOptions, CancelHandle, TaskCallback};
 pub use client::{Client, MAX_INPUT_ROUNDS};
 pub use connection::{NotificationCallback, ProgressCallback};
 pub use era_cache::EraCache;
@@ -88,10 +90,8 @@ pub use listen::Subscription;
 pub use mcp_http_blocking::oauth;
 pub use pages::{PageKind, Pages, Prompts, ResourceTemplates, Resources, Tools};
 pub use skills::{SkillEntries, SkillError, SkillFile};
-pub use tasks::{
-    DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MAX_TASK_INPUTS, MIN_POLL_INTERVAL, Started,
-    TaskCallback, TaskHandle,
-};
+pub use task_handle::{DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, TaskHandle};
+pub use tasks::{MAX_TASK_INPUTS, Started};
 pub use transport::{ChannelTransport, StdioTransport, Transport};
 
 pub use mcp_core::engine::{ProgressUpdate, Timeout};

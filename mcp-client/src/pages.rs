@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use std::vec;
 
 use mcp_core::types::{
@@ -16,32 +16,7 @@ use serde_json::json;
 use crate::call::CallOptions;
 use crate::client::Client;
 use crate::error::{Error, Unexpected};
-
-/// The bounds of one listing (every page of a `*/list`), so that a server that pages without
-/// end (a new `nextCursor` each time), or one whose list is too long to hold, cannot keep a
-/// caller iterating forever while its memory grows. Set on the [`ClientBuilder`]
-/// (`max_list_pages`, `max_list_items`, `list_timeout`).
-///
-/// [`ClientBuilder`]: crate::ClientBuilder
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ListLimits {
-    pub pages: usize,
-    pub items: usize,
-    pub deadline: Duration,
-}
-
-impl Default for ListLimits {
-    /// 1,000 pages, 10,000 items, 2 minutes: far beyond a list a host could show or a model
-    /// could choose from, and short of what a hostile server needs to exhaust memory (items
-    /// of at most one message each, a page at most the transport's message limit).
-    fn default() -> Self {
-        ListLimits {
-            pages: 1_000,
-            items: 10_000,
-            deadline: Duration::from_secs(120),
-        }
-    }
-}
+use crate::list_limits::ListLimits;
 
 /// One of the paginated lists: its method, page type and item type.
 pub trait PageKind {

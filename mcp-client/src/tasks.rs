@@ -6,11 +6,12 @@
 //!
 //! - [`Client::call_tool`] follows the task to its end, so the caller sees an ordinary result:
 //!   it polls `tasks/get` at the server's `pollIntervalMs` (clamped between
-//!   [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`]), waiting on channels that a cancellation
-//!   or the connection's end wake at once; answers `input_required` through the same
-//!   handlers as elicitation, sampling and roots (`tasks/update`); reports each change of the
-//!   task's status to the progress callback; and sends `tasks/cancel` when the call is
-//!   cancelled, times out or fails, so that no task is left running for a caller who gave up.
+//!   [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`](crate::MAX_POLL_INTERVAL)), waiting on
+//!   channels that a cancellation or the connection's end wake at once; answers
+//!   `input_required` through the same handlers as elicitation, sampling and roots
+//!   (`tasks/update`); reports each change of the task's status to the progress callback; and
+//!   sends `tasks/cancel` when the call is cancelled, times out or fails, so that no task is
+//!   left running for a caller who gave up.
 //! - [`Client::call_tool_as_task`] returns the [`TaskHandle`], plain data that serializes, so
 //!   a host can poll ([`Client::task_get`]), answer ([`Client::task_update`]), stop
 //!   ([`Client::task_cancel`]) or follow ([`Client::task_wait`]) it later, from another
@@ -27,7 +28,6 @@
 //! ordinary requests to the same handlers). [`Client::call_tool`] never asks for one there.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select};
@@ -36,104 +36,20 @@ use mcp_core::jsonrpc::{ErrorObject, RequestId};
 use mcp_core::types::tasks_ext::{DetailedTask, TaskResult};
 use mcp_core::types::{CallToolResult, InputResponses, TaskStatus, methods};
 use mcp_core::version::{Era, ProtocolVersion};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::call::{self, CallOptions};
+use crate::call::{self, CallOptions, CancelHandle};
 use crate::client::{Client, Reply};
 use crate::error::{Error, Unexpected};
+use crate::task_handle::{MIN_POLL_INTERVAL, TaskHandle};
 
-/// The task-status callback of [`CallOptions::on_task_status`].
-pub type TaskCallback = Arc<dyn Fn(&TaskHandle, &DetailedTask) + Send + Sync>;
-
-/// The shortest wait between two polls, whatever the server suggests: a server that says
-/// `pollIntervalMs: 0` cannot make the client spin.
-pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// The longest wait between two polls, whatever the server suggests: a task that ends is
-/// noticed within this time.
-pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
-/// The wait between two polls when the server suggests none.
-pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
 /// How many input requests one task may make of a call that follows it: enough for any
 /// honest dialogue, few enough that a server inventing new keys on every poll is cut off.
 pub const MAX_TASK_INPUTS: usize = 64;
 /// How long a cancelled call waits for the server to acknowledge its `tasks/cancel`.
 const CANCEL_ACK_WAIT: Duration = Duration::from_secs(2);
-
-/// A task the server runs for a request: what is needed to reach it again, as plain data.
-///
-/// It serializes (camelCase JSON), so a host can store it and use it from another connection
-/// or another process: connect to the same server (`server` says which, as the transport
-/// names it: the URL, or `stdio:` and the command line), with the same credentials (a server
-/// binds a task to its requester), and pass the handle to [`Client::task_get`],
-/// [`Client::task_wait`], [`Client::task_cancel`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct TaskHandle {
-    /// The server's id for the task.
-    pub task_id: String,
-    /// The request the task runs (`tools/call`, the only one the extension has so far).
-    #[serde(default = "tools_call")]
-    pub method: String,
-    /// The server, as the transport that created the task names it, when it does.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub server: Option<String>,
-    /// The polling interval the server last suggested, in milliseconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub poll_interval_ms: Option<u64>,
-    /// How long the server keeps the task from its creation, in milliseconds (`None`: no
-    /// limit, or not known).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttl_ms: Option<u64>,
-    /// When the server created the task (ISO 8601), when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_at: Option<String>,
-}
-
-fn tools_call() -> String {
-    methods::TOOLS_CALL.to_owned()
-}
-
-impl TaskHandle {
-    /// A handle from a bare task id (of a `tools/call`), for example one typed by a user.
-    pub fn new(task_id: impl Into<String>) -> Self {
-        TaskHandle {
-            task_id: task_id.into(),
-            method: tools_call(),
-            server: None,
-            poll_interval_ms: None,
-            ttl_ms: None,
-            created_at: None,
-        }
-    }
-
-    fn of(task: &DetailedTask, method: &str, server: Option<String>) -> Self {
-        let mut handle = TaskHandle::new(task.task_id.clone());
-        method.clone_into(&mut handle.method);
-        handle.server = server;
-        handle.created_at = Some(task.created_at.clone());
-        handle.refresh(task);
-        handle
-    }
-
-    /// Takes what the server may change over the task's life (its interval, its ttl).
-    fn refresh(&mut self, task: &DetailedTask) {
-        if task.poll_interval_ms.is_some() {
-            self.poll_interval_ms = task.poll_interval_ms;
-        }
-        self.ttl_ms = task.ttl_ms;
-    }
-
-    /// The wait between two polls: the server's suggestion, clamped between
-    /// [`MIN_POLL_INTERVAL`] and [`MAX_POLL_INTERVAL`].
-    pub fn poll_interval(&self) -> Duration {
-        self.poll_interval_ms
-            .map_or(DEFAULT_POLL_INTERVAL, Duration::from_millis)
-            .clamp(MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
-    }
-}
 
 /// How [`Client::call_tool_as_task`] started: the server decides, per request, whether a call
 /// becomes a task.
@@ -148,15 +64,18 @@ pub enum Started {
 /// A call's deadline while it follows a task: the call's timeout from its start, restarted by
 /// each change of the task (when the timeout resets on progress) but never past `max_total`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Clock {
+struct Clock {
     started: Instant,
     timeout: Timeout,
     until: Instant,
 }
 
 impl Clock {
-    pub(crate) fn start(timeout: Timeout) -> Self {
-        let started = Instant::now();
+    fn start(timeout: Timeout) -> Self {
+        Clock::since(Instant::now(), timeout)
+    }
+
+    fn since(started: Instant, timeout: Timeout) -> Self {
         Clock {
             started,
             timeout,
@@ -481,15 +400,16 @@ impl Client {
     }
 
     /// Follows the task a request became to its end: the final result, as the request would
-    /// have returned it.
+    /// have returned it. The call's timeout runs from `started`, when the call began.
     pub(crate) fn follow_task(
         &self,
         method: &str,
         call_id: RequestId,
         task: DetailedTask,
         options: &CallOptions,
-        clock: Clock,
+        started: Instant,
     ) -> Result<Box<RawValue>, Error> {
+        let clock = Clock::since(started, options.timeout.unwrap_or(self.default_timeout()));
         let handle = TaskHandle::of(&task, method, self.summary.server_key.clone());
         let mut follow = Follow {
             client: self,
@@ -537,7 +457,7 @@ impl Client {
         &self,
         handle: &TaskHandle,
         timeout: Timeout,
-        cancel: Option<&crate::CancelHandle>,
+        cancel: Option<&CancelHandle>,
     ) -> Result<DetailedTask, Error> {
         self.refuse_legacy(methods::TASKS_GET)?;
         let params = json!({"taskId": handle.task_id});
