@@ -19,7 +19,10 @@
 
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, Write};
+#[cfg(feature = "http")]
+use std::io::{BufReader, Read};
+#[cfg(feature = "http")]
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::thread;
@@ -38,6 +41,7 @@ const SLACK: Duration = Duration::from_millis(500);
 /// Pings the HTTP server sends first: more than the client's outgoing queue holds (256), fewer
 /// than its receiving queue holds (256 messages), so that with a queue bounded by count only
 /// the whole flood fits in after them.
+#[cfg(feature = "http")]
 const HTTP_PINGS: usize = 400;
 /// The same for stdio: each answer (64 KiB, from the ping's long id) fills the stdin pipe, so
 /// about 67 fill the client's outgoing path; the receiving queue holds 64 messages.
@@ -48,6 +52,7 @@ const FLOOD: usize = 30;
 /// Set in the child process: what it is to run.
 const ROLE: &str = "MCP_BYTES_ROLE";
 /// Set in the child process that runs a client: where its server is.
+#[cfg(feature = "http")]
 const TARGET: &str = "MCP_BYTES_TARGET";
 
 /// The peak resident set of this process, in KiB.
@@ -142,6 +147,7 @@ fn check(stdout: &str, what: &str) {
 // Streamable HTTP
 
 /// One HTTP request: method line, body.
+#[cfg(feature = "http")]
 fn read_request(r: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
     let mut line = String::new();
     if r.read_line(&mut line).ok()? == 0 {
@@ -166,6 +172,7 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<(String, Vec<u8>)> {
     Some((line, body))
 }
 
+#[cfg(feature = "http")]
 fn respond_json(w: &mut TcpStream, v: &Value) -> std::io::Result<()> {
     let body = v.to_string();
     write!(
@@ -179,6 +186,7 @@ fn respond_json(w: &mut TcpStream, v: &Value) -> std::io::Result<()> {
 /// answer of the client (the connection is held open, unanswered), and answers `tools/call`
 /// with an SSE stream of pings followed by the flood (written until the client stops reading,
 /// which blocks this thread: TCP back-pressure).
+#[cfg(feature = "http")]
 fn flooding_http_server() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -195,6 +203,7 @@ fn flooding_http_server() -> String {
     format!("http://{addr}/mcp")
 }
 
+#[cfg(feature = "http")]
 fn serve_http(conn: TcpStream, hold: &crossbeam_channel::Sender<TcpStream>) {
     let mut w = conn.try_clone().unwrap();
     let mut r = BufReader::new(conn);

@@ -7,7 +7,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{ChannelTransport, Client, Error, Revision, Timeout, Unexpected};
 use mcp_core::jsonrpc::{Message, decode};
 use mcp_stdio::{Connection, FrameError};
@@ -228,6 +228,7 @@ fn a_malformed_initialize_answer_fails_the_handshake_at_once() {
 #[cfg(feature = "http")]
 #[test]
 fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
+    use crossbeam_channel::Sender;
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::TcpListener;
 
