@@ -42,3 +42,4 @@ pub mod service;
 pub mod transport;
 pub mod types;
 pub mod version;
+mod word_scan;

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{ErrorObject, RequestId, codes};
+use crate::word_scan;
 
 /// `_meta` key: the revision a 2026-07-28 request speaks.
 pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
@@ -94,29 +95,20 @@ pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta
 }
 
 /// Whether `text` holds `_meta` or a backslash (behind which an escaped `_meta` could hide):
-/// one pass, eight bytes a step, instead of a search for each. A byte equal to `_` or `\\` is
-/// flagged by the borrow trick `(x - 1s) & !x & 0x80s` on `x` xor that byte; a flag above a
-/// true one may be false, so each flagged `_` is looked at, and the scan goes on past it.
+/// one pass, eight bytes a step, instead of a search for each. Every byte flagged as `_` or
+/// `\` is looked at (a flag above the lowest may be false), and the scan goes on past it.
 fn may_name_meta(text: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let at = |i: usize| match text[i] {
         b'\\' => true,
         b'_' => text[i..].starts_with(b"_meta"),
         _ => false,
     };
-    let mut chunks = text.chunks_exact(8);
     let mut base = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let under = x ^ (ONES * u64::from(b'_'));
-        let slash = x ^ (ONES * u64::from(b'\\'));
-        let mut flags =
-            ((under.wrapping_sub(ONES) & !under) | (slash.wrapping_sub(ONES) & !slash)) & HIGH;
+    for chunk in text.chunks_exact(8) {
+        let x = word_scan::word(chunk);
+        let mut flags = word_scan::bytes_equal(x, b'_') | word_scan::bytes_equal(x, b'\\');
         while flags != 0 {
-            if at(base + (flags.trailing_zeros() / 8) as usize) {
+            if at(base + word_scan::flagged_byte(flags)) {
                 return true;
             }
             flags &= flags - 1;

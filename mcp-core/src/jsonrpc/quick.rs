@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Message, Notification, Request, RequestId};
+use crate::word_scan;
 
 /// The message, when `text` has the usual shape.
 pub(super) fn message(text: &str) -> Option<Message> {
@@ -65,23 +66,17 @@ pub(super) fn message(text: &str) -> Option<Message> {
     })
 }
 
-/// Where, from `i` on, the first `"`, `\\` or control character lies: eight bytes a step (a
-/// byte is flagged by the borrow trick `(x - n) & !x & 0x80`; only the lowest flag is exact,
-/// which is the one taken), then one at a time for the tail.
+/// Where, from `i` on, the first `"`, `\\` or control character lies: eight bytes a step (the
+/// lowest flag is exact, and it is the one taken), then one at a time for the tail.
 #[inline]
 fn string_stop(bytes: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = bytes.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().ok()?);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let escape = x ^ (ONES * u64::from(b'\\'));
-        let flags = (quote.wrapping_sub(ONES) & !quote)
-            | (escape.wrapping_sub(ONES) & !escape)
-            | (x.wrapping_sub(ONES * 0x20) & !x);
-        let flags = flags & HIGH;
+        let x = word_scan::word(chunk);
+        let flags = word_scan::bytes_equal(x, b'"')
+            | word_scan::bytes_equal(x, b'\\')
+            | word_scan::bytes_below(x, 0x20);
         if flags != 0 {
-            return Some(i + (flags.trailing_zeros() / 8) as usize);
+            return Some(i + word_scan::flagged_byte(flags));
         }
         i += 8;
     }
