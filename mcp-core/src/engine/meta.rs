@@ -69,7 +69,8 @@ pub(crate) fn read_request_meta(params: Option<&RawValue>) -> Result<RequestMeta
         return Ok(RequestMeta::default());
     };
     let text = raw.get();
-    if !text.trim_start().starts_with('{') {
+    // A `RawValue` starts at its value; the look past white space is cheap insurance.
+    if text.bytes().find(|b| !b.is_ascii_whitespace()) != Some(b'{') {
         return Ok(RequestMeta::default());
     }
     // Most requests of the legacy era carry no `_meta`: when the name cannot be in the text
