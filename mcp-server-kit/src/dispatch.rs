@@ -25,7 +25,7 @@ use crate::error::Error;
 use crate::request_state;
 use crate::shared::Shared;
 use crate::skills::{Lookup, Skills};
-use crate::tool::{Args, Tool, ToolFailure};
+use crate::tool::{Args, Tool, ToolFailure, ToolOutput};
 
 /// The answer to one request.
 pub(crate) enum Outcome {
@@ -36,6 +36,8 @@ pub(crate) enum Outcome {
     /// A tool's result for a revision that takes it as it is (2025-11-25 on): the transport
     /// serializes it into the answer itself (`Outbound::send_result`).
     Tool(CallToolResult),
+    /// The same for a result that is one text block and nothing else, kept as its text.
+    ToolText(String),
     /// A JSON-RPC error.
     Error(ErrorObject),
     /// Nothing may be sent (the request was cancelled).
@@ -317,9 +319,12 @@ fn run_tool(
             // (`tasks::runner::continued`), so that dispatch never calls up into the runner.
             // As `from_result` would make it raw text for these revisions, unshaped.
             if version >= ProtocolVersion::V2025_11_25 {
-                Outcome::Tool(result)
+                match result {
+                    ToolOutput::Result(r) => Outcome::Tool(r),
+                    ToolOutput::Text(t) => Outcome::ToolText(t),
+                }
             } else {
-                Outcome::from_result(&result, version)
+                Outcome::from_result(&result.into_result(), version)
             }
         }
         Err(ToolFailure::BadArguments(msg)) => invalid_arguments(name, &msg, version),

@@ -21,6 +21,16 @@ pub trait IntoToolResult {
     {
         None
     }
+
+    /// The result's text, when the result is one text block and nothing else (`Err(self)`
+    /// otherwise, the default): the kit then writes the answer straight from the string
+    /// instead of building a [`CallToolResult`] to write and drop. `String` and `&str` say so.
+    fn into_text(self) -> Result<String, Self>
+    where
+        Self: Sized,
+    {
+        Err(self)
+    }
 }
 
 /// A handler result given as data: the kit puts it in `structuredContent`, repeats it as JSON
@@ -77,11 +87,19 @@ impl IntoToolResult for String {
     fn into_tool_result(self) -> CallToolResult {
         CallToolResult::text(self)
     }
+
+    fn into_text(self) -> Result<String, Self> {
+        Ok(self)
+    }
 }
 
 impl IntoToolResult for &str {
     fn into_tool_result(self) -> CallToolResult {
         CallToolResult::text(self)
+    }
+
+    fn into_text(self) -> Result<String, Self> {
+        Ok(self.to_owned())
     }
 }
 

@@ -19,7 +19,8 @@ use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
-    ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType, SubscriptionFilter, methods,
+    CallToolResult, ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType,
+    SubscriptionFilter, TextToolResult, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
@@ -33,7 +34,7 @@ use crate::error::{BadAnswer, Error};
 use crate::rate::{self, Buckets, ClientKey, Kind as Limited};
 use crate::shared::Shared;
 use crate::tasks::runner as tasks;
-use crate::tool::ToolLimit;
+use crate::tool::{ToolLimit, ToolOutput};
 
 type Waiter = SyncSender<Result<Value, Error>>;
 
@@ -499,30 +500,9 @@ impl KitSession {
 
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).
     fn finish(&self, id: &RequestId, method: &str, version: ProtocolVersion, outcome: Outcome) {
-        if let Outcome::Tool(mut result) = outcome {
-            let era = {
-                let mut st = self.state();
-                if !st.calls.is_empty() {
-                    st.calls.remove(id);
-                }
-                st.engine.answer(id)
-            };
-            match (era, self.outbound()) {
-                (Some(era), Some(out)) => {
-                    // What the engine's `respond` adds to a 2026-07-28 result.
-                    if era == Era::Modern && result.result_type.is_none() {
-                        result.result_type = Some(ResultType::Complete);
-                    }
-                    // A closed peer is normal at shutdown; there is no one left to tell.
-                    let _ = out.send_result(id, &result, Some(id));
-                }
-                (Some(_), None) => {}
-                // Cancelled: the transport ends the request's exchange.
-                (None, _) => self.unanswered(id),
-            }
-            return;
-        }
         let outcome = match outcome {
+            Outcome::Tool(r) => return self.finish_tool(id, ToolOutput::Result(r)),
+            Outcome::ToolText(t) => return self.finish_tool(id, ToolOutput::Text(t)),
             Outcome::Result(v) => match dispatch::shape(method, v, version) {
                 Ok(v) => Outcome::Result(v),
                 Err(e) => Outcome::Error(e),
@@ -543,6 +523,11 @@ impl KitSession {
                     id,
                     mcp_core::jsonrpc::ResultValue::to_raw(&t).map_err(ErrorObject::internal),
                 ),
+                Outcome::ToolText(t) => st.engine.respond(
+                    id,
+                    mcp_core::jsonrpc::ResultValue::to_raw(&CallToolResult::text(t))
+                        .map_err(ErrorObject::internal),
+                ),
                 Outcome::Nothing => {
                     st.engine.abandon(id);
                     None
@@ -553,6 +538,42 @@ impl KitSession {
             Some(m) => self.send(Some(m), Some(id)),
             // Cancelled: the transport ends the request's exchange (see `Outbound::unanswered`).
             None => self.unanswered(id),
+        }
+    }
+
+    /// A tool's result (2025-11-25 on), written by the transport straight into the answer.
+    fn finish_tool(&self, id: &RequestId, output: ToolOutput) {
+        let era = {
+            let mut st = self.state();
+            if !st.calls.is_empty() {
+                st.calls.remove(id);
+            }
+            st.engine.answer(id)
+        };
+        match (era, self.outbound()) {
+            (Some(era), Some(out)) => {
+                // What the engine's `respond` adds to a 2026-07-28 result.
+                let complete = (era == Era::Modern).then_some(ResultType::Complete);
+                // A closed peer is normal at shutdown; there is no one left to tell.
+                let _ = match output {
+                    ToolOutput::Text(text) => {
+                        let result = TextToolResult {
+                            text: &text,
+                            result_type: complete,
+                        };
+                        out.send_result(id, &result, Some(id))
+                    }
+                    ToolOutput::Result(mut result) => {
+                        if result.result_type.is_none() {
+                            result.result_type = complete;
+                        }
+                        out.send_result(id, &result, Some(id))
+                    }
+                };
+            }
+            (Some(_), None) => {}
+            // Cancelled: the transport ends the request's exchange.
+            (None, _) => self.unanswered(id),
         }
     }
 

@@ -49,7 +49,26 @@ pub(crate) enum Args<'a> {
 }
 
 pub(crate) type ToolFn =
-    dyn Fn(Args<'_>, &Context) -> Result<CallToolResult, ToolFailure> + Send + Sync + 'static;
+    dyn Fn(Args<'_>, &Context) -> Result<ToolOutput, ToolFailure> + Send + Sync + 'static;
+
+/// What a handler returned: a result, or only its text (a result of one text block and nothing
+/// else, which the transport writes straight from the string; see
+/// [`IntoToolResult::into_text`]).
+#[derive(Debug)]
+pub(crate) enum ToolOutput {
+    Result(CallToolResult),
+    Text(String),
+}
+
+impl ToolOutput {
+    /// As a whole result, for the paths that keep or shape one.
+    pub(crate) fn into_result(self) -> CallToolResult {
+        match self {
+            ToolOutput::Result(r) => r,
+            ToolOutput::Text(t) => CallToolResult::text(t),
+        }
+    }
+}
 
 /// A tool: its definition as clients see it, and the handler that runs it.
 ///
@@ -165,23 +184,29 @@ impl Tool {
                 Args::Checked(t, plan) => Ok(plan.typed(t).ok_or(ToolFailure::Unchecked)?),
             };
             let args = args.map_err(|e| ToolFailure::BadArguments(e.to_string()))?;
-            let result = handler(args, ctx)
-                .map(IntoToolResult::into_tool_result)
-                .map_err(ToolFailure::Handler)?;
-            Ok(match (&check, &result.structured_content) {
-                (Some(schema), Some(value)) if !result.is_error() => {
-                    match crate::validate::validate_object(schema, value) {
-                        Ok(()) => result,
-                        Err(e) => {
-                            log::error!("structured result does not fit the outputSchema: {e}");
-                            CallToolResult::error(format!(
-                                "structured result does not fit the tool's outputSchema: {e}"
-                            ))
+            let result = match handler(args, ctx)
+                .map_err(ToolFailure::Handler)?
+                .into_text()
+            {
+                Ok(text) => return Ok(ToolOutput::Text(text)),
+                Err(r) => r.into_tool_result(),
+            };
+            Ok(ToolOutput::Result(
+                match (&check, &result.structured_content) {
+                    (Some(schema), Some(value)) if !result.is_error() => {
+                        match crate::validate::validate_object(schema, value) {
+                            Ok(()) => result,
+                            Err(e) => {
+                                log::error!("structured result does not fit the outputSchema: {e}");
+                                CallToolResult::error(format!(
+                                    "structured result does not fit the tool's outputSchema: {e}"
+                                ))
+                            }
                         }
                     }
-                }
-                _ => result,
-            })
+                    _ => result,
+                },
+            ))
         };
         let mut def = ToolDef::new(name, tool_schema(object_schema(input)));
         def.output_schema = output;

@@ -352,3 +352,31 @@ fn a_handler_can_gather_input_first_and_then_continue_as_a_task() {
     let done = p.ext(3, "tasks/get", json!({"taskId": t}));
     assert_eq!(done["result"]["result"]["content"][0]["text"], "hi \"bo\"");
 }
+
+/// A tool that returns its text (answered without a `CallToolResult` being built when it runs
+/// plainly), run as a task, completes with the result a tool returning `CallToolResult::text`
+/// completes with.
+#[test]
+fn a_text_returning_tool_run_as_a_task_keeps_the_text_result() {
+    let (store, events) = observed(8);
+    let result = Tool::new("result", |_: NoArgs, _: &Context| {
+        Ok::<_, Error>(mcp_server_kit::types::CallToolResult::text("done"))
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(quick())
+        .tool(result)
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let mut results = Vec::new();
+    for (id, name) in [(1, "quick"), (3, "result")] {
+        let t = task_id(&p.ext(id, "tools/call", json!({"name": name})));
+        events.until(&t, TaskStatus::Completed);
+        let done = p.ext(id + 1, "tasks/get", json!({"taskId": t}));
+        results.push(done["result"]["result"].clone());
+    }
+    assert_eq!(results[0]["content"][0]["text"], "done", "{}", results[0]);
+    assert_eq!(results[0], results[1]);
+}

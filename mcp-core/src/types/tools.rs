@@ -130,6 +130,64 @@ impl crate::jsonrpc::ResultValue for CallToolResult {
     }
 }
 
+/// A `tools/call` result that is one text block and nothing else, the most common answer of a
+/// tool, borrowed: written as the same bytes as [`CallToolResult::text`] with the same
+/// `result_type`, without building that result (its content list, its block, their maps) only
+/// to drop it once written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextToolResult<'a> {
+    /// The text.
+    pub text: &'a str,
+    /// 2026-07-28 discriminator, as [`CallToolResult::result_type`].
+    pub result_type: Option<ResultType>,
+}
+
+impl TextToolResult<'_> {
+    /// The same result as an owned [`CallToolResult`].
+    pub fn to_result(&self) -> CallToolResult {
+        CallToolResult {
+            result_type: self.result_type.clone(),
+            ..CallToolResult::text(self.text)
+        }
+    }
+}
+
+impl crate::jsonrpc::sealed::Sealed for TextToolResult<'_> {}
+
+impl crate::jsonrpc::ResultValue for TextToolResult<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        out.extend_from_slice(br#"{"content":["#);
+        write_text_block(out, self.text)?;
+        out.push(b']');
+        write_result_type_and_end(out, self.result_type.as_ref())
+    }
+
+    fn to_raw(&self) -> Result<Box<serde_json::value::RawValue>, serde_json::Error> {
+        crate::jsonrpc::to_raw(&self.to_result())
+    }
+}
+
+/// `{"type":"text","text":...}`, as the derived `Serialize` of a plain text block writes it.
+fn write_text_block(out: &mut Vec<u8>, text: &str) -> Result<(), serde_json::Error> {
+    out.extend_from_slice(br#"{"type":"text","text":"#);
+    serde_json::to_writer(&mut *out, text)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// A plain text result's last member, if any, and its closing brace.
+fn write_result_type_and_end(
+    out: &mut Vec<u8>,
+    kind: Option<&ResultType>,
+) -> Result<(), serde_json::Error> {
+    if let Some(kind) = kind {
+        out.extend_from_slice(br#","resultType":"#);
+        serde_json::to_writer(&mut *out, kind.as_str())?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
 impl CallToolResult {
     /// Whether the result holds only what [`write_plain_text`](Self::write_plain_text) writes:
     /// text blocks without annotations, `_meta` or unknown members, and no structured content,
@@ -152,9 +210,7 @@ impl CallToolResult {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(br#"{"type":"text","text":"#);
-                serde_json::to_writer(&mut *out, t.text.as_str())?;
-                out.push(b'}');
+                write_text_block(out, &t.text)?;
             }
         }
         out.push(b']');
@@ -163,12 +219,7 @@ impl CallToolResult {
             Some(false) => out.extend_from_slice(br#","isError":false"#),
             None => {}
         }
-        if let Some(kind) = &self.result_type {
-            out.extend_from_slice(br#","resultType":"#);
-            serde_json::to_writer(&mut *out, kind.as_str())?;
-        }
-        out.push(b'}');
-        Ok(())
+        write_result_type_and_end(out, self.result_type.as_ref())
     }
 
     /// A result with these blocks.
@@ -212,7 +263,7 @@ impl CallToolResult {
 mod tests {
     use serde_json::json;
 
-    use super::{CallToolResult, ResultType};
+    use super::{CallToolResult, ResultType, TextToolResult};
     use crate::jsonrpc::ResultValue;
     use crate::types::common::Annotations;
     use crate::types::content::ContentBlock;
@@ -268,5 +319,43 @@ mod tests {
         assert!(CallToolResult::text("hello").is_plain_text());
         assert!(!cases[6].is_plain_text() && !cases[7].is_plain_text());
         assert!(!cases[8].is_plain_text() && !cases[9].is_plain_text());
+    }
+
+    /// The borrowed text result writes what the owned one writes, member for member, in every
+    /// form it can take.
+    #[test]
+    fn a_text_result_writes_what_the_owned_one_writes() {
+        let kinds = [
+            None,
+            Some(ResultType::Complete),
+            Some(ResultType::Other("x\"y".into())),
+        ];
+        for text in [
+            "",
+            "hello",
+            "a \"quoted\" \\ line\nwith\tcontrol \u{1}",
+            "é ✓ 😀",
+        ] {
+            for kind in &kinds {
+                let borrowed = TextToolResult {
+                    text,
+                    result_type: kind.clone(),
+                };
+                let owned = CallToolResult {
+                    result_type: kind.clone(),
+                    ..CallToolResult::text(text)
+                };
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                borrowed.write_json(&mut a).unwrap();
+                owned.write_json(&mut b).unwrap();
+                assert_eq!(a, b);
+                assert_eq!(a, serde_json::to_vec(&owned).unwrap());
+                assert_eq!(
+                    borrowed.to_raw().unwrap().get(),
+                    owned.to_raw().unwrap().get()
+                );
+                assert_eq!(borrowed.to_result(), owned);
+            }
+        }
     }
 }

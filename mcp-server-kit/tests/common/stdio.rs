@@ -43,9 +43,14 @@ impl Client {
 
     /// The next line from the server.
     pub fn next(&mut self) -> Value {
+        serde_json::from_str(&self.next_line()).unwrap()
+    }
+
+    /// The next line from the server, as it was written.
+    pub fn next_line(&mut self) -> String {
         let mut line = String::new();
         self.output.read_line(&mut line).expect("a line in time");
-        serde_json::from_str(&line).unwrap()
+        line
     }
 
     /// Runs the 2025-11-25 handshake (the server's pings, if any, are skipped).
