@@ -33,11 +33,9 @@ pub(crate) enum Outcome {
     Result(Value),
     /// A result already serialized (the fast path: no shaping was needed).
     Raw(Box<RawValue>),
-    /// A tool's result for a revision that takes it as it is (2025-11-25 on): the transport
-    /// serializes it into the answer itself (`Outbound::send_result`).
-    Tool(CallToolResult),
-    /// The same for a result that is one text block and nothing else, kept as its text.
-    ToolText(String),
+    /// A tool's result (or only its text) for a revision that takes it as it is (2025-11-25
+    /// on): the transport serializes it into the answer itself (`Outbound::send_result`).
+    Tool(ToolOutput),
     /// A JSON-RPC error.
     Error(ErrorObject),
     /// Nothing may be sent (the request was cancelled).
@@ -319,10 +317,7 @@ fn run_tool(
             // (`tasks::runner::continued`), so that dispatch never calls up into the runner.
             // As `from_result` would make it raw text for these revisions, unshaped.
             if version >= ProtocolVersion::V2025_11_25 {
-                match result {
-                    ToolOutput::Result(r) => Outcome::Tool(r),
-                    ToolOutput::Text(t) => Outcome::ToolText(t),
-                }
+                Outcome::Tool(result)
             } else {
                 Outcome::from_result(&result.into_result(), version)
             }

@@ -19,8 +19,8 @@ use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
-    CallToolResult, ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType,
-    SubscriptionFilter, TextToolResult, methods,
+    ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType, SubscriptionFilter,
+    TextToolResult, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde_json::{Value, json};
@@ -501,8 +501,7 @@ impl KitSession {
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).
     fn finish(&self, id: &RequestId, method: &str, version: ProtocolVersion, outcome: Outcome) {
         let outcome = match outcome {
-            Outcome::Tool(r) => return self.finish_tool(id, ToolOutput::Result(r)),
-            Outcome::ToolText(t) => return self.finish_tool(id, ToolOutput::Text(t)),
+            Outcome::Tool(output) => return self.finish_tool(id, output),
             Outcome::Result(v) => match dispatch::shape(method, v, version) {
                 Ok(v) => Outcome::Result(v),
                 Err(e) => Outcome::Error(e),
@@ -521,11 +520,7 @@ impl KitSession {
                 // Answered above.
                 Outcome::Tool(t) => st.engine.respond(
                     id,
-                    mcp_core::jsonrpc::ResultValue::to_raw(&t).map_err(ErrorObject::internal),
-                ),
-                Outcome::ToolText(t) => st.engine.respond(
-                    id,
-                    mcp_core::jsonrpc::ResultValue::to_raw(&CallToolResult::text(t))
+                    mcp_core::jsonrpc::ResultValue::to_raw(&t.into_result())
                         .map_err(ErrorObject::internal),
                 ),
                 Outcome::Nothing => {

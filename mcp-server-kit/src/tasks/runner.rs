@@ -191,10 +191,9 @@ type Work = Box<dyn FnOnce(&Context) -> Outcome + Send + 'static>;
 /// is. The session asks this, not `dispatch`, so that the runner stays above `dispatch` (it runs
 /// its tasks' handlers through it). A task's own call never holds a continuation.
 pub(crate) fn continued(shared: &Shared, ctx: &Context, outcome: Outcome) -> Outcome {
-    // Only a handler's `Ok` result, not cancelled, becomes `Outcome::Tool` or `ToolText` (a
-    // continuation needs 2026-07-28): a failed or cancelled call drops what it left, as it
-    // always did.
-    if let Outcome::Tool(_) | Outcome::ToolText(_) = outcome {
+    // Only a handler's `Ok` result, not cancelled, becomes `Outcome::Tool` (a continuation
+    // needs 2026-07-28): a failed or cancelled call drops what it left, as it always did.
+    if let Outcome::Tool(_) = outcome {
         let rest = ctx
             .call
             .continuation
@@ -326,11 +325,7 @@ fn settle(tasks: &Tasks, id: &str, outcome: Outcome) {
                 Ok(v) => complete(&mut r.task, v),
                 Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
             },
-            Outcome::Tool(t) => match serde_json::to_value(&t) {
-                Ok(v) => complete(&mut r.task, v),
-                Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
-            },
-            Outcome::ToolText(t) => match serde_json::to_value(CallToolResult::text(t)) {
+            Outcome::Tool(t) => match serde_json::to_value(t.into_result()) {
                 Ok(v) => complete(&mut r.task, v),
                 Err(e) => fail(&mut r.task, &ErrorObject::internal(e)),
             },
