@@ -48,9 +48,11 @@
 //! (text content; a resource's text contents under the URI being read and the MIME type
 //! declared on it; one user message), a [`Blob`] (bytes with a MIME type: image or audio
 //! content, a resource's blob), JSON (`serde_json::Value`, or [`Structured`] to declare the
-//! shape too), or the protocol's full result types when a handler needs more. Tool arguments
-//! ([`Tool::typed`]) and prompt arguments ([`Prompt::typed`]) are types of their own, which
-//! publish their schema or argument list.
+//! shape too), or the protocol's full result types when a handler needs more. A tool's text is
+//! also its cheapest answer: it is written straight from the string, with no result object
+//! built in between ([`IntoToolResult::into_text`]). Tool arguments ([`Tool::typed`]) and
+//! prompt arguments ([`Prompt::typed`]) are types of their own, which publish their schema or
+//! argument list.
 //!
 //! ```
 //! use mcp_server_kit::{Context, Error, Server, Tool, schema::Schema};
