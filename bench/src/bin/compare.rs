@@ -301,6 +301,7 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
         "range",
         "vs floor",
         "p50 / p99 (µs)",
+        "server CPU per call (µs)",
         "error answers",
         "peak RSS (MiB)",
     ];
@@ -331,7 +332,10 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
     println!();
     println!(
         "Error answers (a server refusing a call) count in req/s and latency like any answer. \
-         Peak RSS is VmHWM just before stdin closes; idle RSS is VmRSS after the handshake."
+         Server CPU per call is the time the server's threads spent on a CPU (user and kernel, \
+         from /proc/<pid>/task/*/schedstat) over the measured calls, divided by their number: \
+         the part of a round trip the server's own code decides. Peak RSS is VmHWM just before \
+         stdin closes; idle RSS is VmRSS after the handshake."
     );
     Ok(())
 }
@@ -353,6 +357,7 @@ fn cells(f: &Figures<'_>) -> Vec<String> {
         (Some(a), Some(b)) => format!("{a:.1} / {b:.1}"),
         _ => "-".into(),
     };
+    let cpu = num("cpu_us").map_or("-".into(), |c| format!("{c:.2}"));
     let errors = match (m["errors"].as_u64(), f.requests) {
         (Some(0), _) => "0".into(),
         (Some(e), n) if n > 0 => format!("{e} ({:.0}%)", e as f64 * 100.0 / n as f64),
@@ -364,6 +369,7 @@ fn cells(f: &Figures<'_>) -> Vec<String> {
         range,
         String::new(),
         lat,
+        cpu,
         errors,
         mib(&m["peak_rss_kib"]),
     ]

@@ -16,7 +16,12 @@
 //! program at both windows, then round 2, ...), so a change in the machine's load falls on every
 //! program alike; each figure is then the median over the rounds. Besides speed, the bench reads
 //! each server's memory from `/proc/<pid>/status` (Linux): its resident set right after the
-//! handshake (`VmRSS`, idle) and its peak just before its stdin is closed (`VmHWM`). `--json`
+//! handshake (`VmRSS`, idle) and its peak just before its stdin is closed (`VmHWM`), and the
+//! CPU time the server's threads spent on the measured calls (the sum of the first field of
+//! `/proc/<pid>/task/*/schedstat`, nanoseconds on a CPU, user and kernel, read before the first
+//! and after the last measured call), per call: at window 1 the round trip is mostly the two
+//! wake-ups, which every server pays alike, and this is the part a server's own code decides.
+//! A thread that ended during the run is not counted. `--json`
 //! prints the medians and every round's figures as one JSON document instead of the tables, for
 //! `bench/`'s `compare`, which sets this bench against other SDKs' servers.
 //!
@@ -59,6 +64,8 @@ struct Stats {
     idle_rss_kib: Option<u64>,
     /// `VmHWM` in KiB just before the bench closed the program's stdin.
     peak_rss_kib: Option<u64>,
+    /// The program's CPU time per measured call, in µs (`None` where `/proc` cannot tell).
+    cpu_us: Option<f64>,
 }
 
 /// One program at one window over every round.
@@ -192,8 +199,8 @@ fn median(runs: &[Stats]) -> Stats {
         v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
         v[v.len() / 2]
     }
-    fn mid_opt(v: Vec<Option<u64>>) -> Option<u64> {
-        let known: Vec<u64> = v.into_iter().flatten().collect();
+    fn mid_opt<T: Copy + PartialOrd>(v: Vec<Option<T>>) -> Option<T> {
+        let known: Vec<T> = v.into_iter().flatten().collect();
         (!known.is_empty()).then(|| mid(known))
     }
     Stats {
@@ -204,6 +211,7 @@ fn median(runs: &[Stats]) -> Stats {
         errors: mid(runs.iter().map(|s| s.errors).collect()),
         idle_rss_kib: mid_opt(runs.iter().map(|s| s.idle_rss_kib).collect()),
         peak_rss_kib: mid_opt(runs.iter().map(|s| s.peak_rss_kib).collect()),
+        cpu_us: mid_opt(runs.iter().map(|s| s.cpu_us).collect()),
     }
 }
 
@@ -224,6 +232,7 @@ fn json_report(
             "errors": s.errors,
             "idle_rss_kib": s.idle_rss_kib,
             "peak_rss_kib": s.peak_rss_kib,
+            "cpu_us": s.cpu_us,
         })
     };
     let rows: Vec<serde_json::Value> = rows
@@ -328,6 +337,7 @@ fn drive(
     let first = next_id;
     let mut sent_at = vec![None; requests];
     let mut latencies = Vec::with_capacity(requests);
+    let cpu_before = cpu_ns(pid);
     let start = Instant::now();
     let mut sent = 0usize;
     let mut errors = 0usize;
@@ -353,6 +363,9 @@ fn drive(
         latencies.push(at.duration_since(slot));
     }
     let elapsed = start.elapsed();
+    let cpu_us = cpu_before
+        .zip(cpu_ns(pid))
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e3 / requests as f64);
     // The peak over the whole run, read while the server is still alive.
     let peak_rss_kib = proc_status_kib(pid, "VmHWM");
     drop(out);
@@ -368,7 +381,28 @@ fn drive(
         errors,
         idle_rss_kib,
         peak_rss_kib,
+        cpu_us,
     })
+}
+
+/// The nanoseconds the threads of `pid` have spent on a CPU so far: the sum of the first field
+/// of each `/proc/<pid>/task/<tid>/schedstat`; `None` off Linux or if unreadable (a kernel
+/// without `CONFIG_SCHED_INFO`).
+fn cpu_ns(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = 0u64;
+    for task in tasks.flatten() {
+        // A thread may end between the listing and the read: it is left out.
+        if let Ok(stat) = std::fs::read_to_string(task.path().join("schedstat")) {
+            total += schedstat_ns(&stat)?;
+        }
+    }
+    Some(total)
+}
+
+/// The first field of a `schedstat` line (time on a CPU, in nanoseconds).
+fn schedstat_ns(stat: &str) -> Option<u64> {
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 /// A `kB` field of `/proc/<pid>/status` (`VmRSS`, `VmHWM`); `None` off Linux or if unreadable.
@@ -485,9 +519,9 @@ fn print_report(rows: &[(String, usize, Stats)], window: usize, rounds: usize) {
         println!();
     }
     println!(
-        "| program | window | requests | req/s | p50 (µs) | p99 (µs) | idle RSS (KiB) | peak RSS (KiB) |"
+        "| program | window | requests | req/s | p50 (µs) | p99 (µs) | CPU per call (µs) | idle RSS (KiB) | peak RSS (KiB) |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     let kib = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
     let errors: Vec<String> = rows
         .iter()
@@ -496,11 +530,13 @@ fn print_report(rows: &[(String, usize, Stats)], window: usize, rounds: usize) {
         .collect();
     for (label, w, s) in rows {
         println!(
-            "| {label} | {w} | {} | {:.0} | {:.1} | {:.1} | {} | {} |",
+            "| {label} | {w} | {} | {:.0} | {:.1} | {:.1} | {} | {} | {} |",
             s.requests,
             s.per_sec,
             micros(s.p50),
             micros(s.p99),
+            s.cpu_us
+                .map_or_else(|| "-".to_string(), |c| format!("{c:.2}")),
             kib(s.idle_rss_kib),
             kib(s.peak_rss_kib)
         );
@@ -551,7 +587,7 @@ fn micros(d: Duration) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{Event, Stats, median, read_replies, status_field_kib};
+    use super::{Event, Stats, median, read_replies, schedstat_ns, status_field_kib};
     use std::sync::mpsc::sync_channel;
     use std::time::Duration;
 
@@ -608,6 +644,7 @@ mod tests {
             errors: 0,
             idle_rss_kib: None,
             peak_rss_kib: peak,
+            cpu_us: peak.map(|p| p as f64 / 100.0),
         };
         let m = median(&[
             run(300.0, 5, Some(900)),
@@ -620,5 +657,23 @@ mod tests {
         assert_eq!(m.idle_rss_kib, None);
         // Unknown figures are left out, not counted as zero: the upper middle of 700 and 900.
         assert_eq!(m.peak_rss_kib, Some(900));
+        assert_eq!(m.cpu_us, Some(9.0));
+    }
+
+    #[test]
+    fn reads_the_time_on_a_cpu_from_schedstat() {
+        assert_eq!(schedstat_ns("347910541 363718 22\n"), Some(347_910_541));
+        assert_eq!(schedstat_ns(""), None);
+        assert_eq!(schedstat_ns("x 1 2"), None);
+    }
+
+    #[test]
+    fn counts_the_cpu_time_of_a_live_process() {
+        // Every thread's file reads and parses (a kernel without scheduler statistics
+        // reports zeros, so the figure itself is not asserted).
+        let ns = super::cpu_ns(std::process::id());
+        if std::path::Path::new("/proc/self/task").exists() {
+            assert!(ns.is_some());
+        }
     }
 }
