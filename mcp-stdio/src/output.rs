@@ -5,10 +5,10 @@
 use std::io::{self, BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
-use mcp_core::executor::Executor;
 use mcp_core::jsonrpc::{Message, RequestId, Response, ResultValue};
 use mcp_core::service::{Closed, Outbound};
 
@@ -105,35 +105,41 @@ pub(crate) trait HandOff: Send + Sync {
 /// one request at a time) then runs on that one thread, and a process with one thread spares
 /// the kernel work that sharing its file table and memory with others costs every system
 /// call. If it never started, `serve_on` runs it itself for the drain at shutdown.
+///
+/// The writer has a thread of its own, not a worker of the readers' executor: when every
+/// worker is blocked in a handler, the messages that queue still need a writer, and one that
+/// could not start would leave them unwritten and end the serving.
 pub(crate) struct WriterStart {
     job: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     started: AtomicBool,
-    /// Weak: only `serve_on` keeps the executor alive (and joins it when it ends).
-    executor: Weak<Executor>,
+    /// The writer's thread once started, for `serve_on` to join.
+    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl WriterStart {
-    pub(crate) fn new(job: Box<dyn FnOnce() + Send>, executor: Weak<Executor>) -> WriterStart {
+    pub(crate) fn new(job: Box<dyn FnOnce() + Send>) -> WriterStart {
         WriterStart {
             job: Mutex::new(Some(job)),
             started: AtomicBool::new(false),
-            executor,
+            thread: Mutex::new(None),
         }
     }
 
-    /// Starts the writer thread unless it runs already (or ran).
+    /// Starts the writer thread unless it runs already (or ran, or serving is over: then
+    /// `serve_on` took the job).
     fn ensure(&self) {
         if self.started.load(Ordering::Acquire) {
             return;
         }
         let Some(job) = self.take() else { return };
-        let Some(executor) = self.executor.upgrade() else {
-            // Serving is over; dropping the job reports the writer's end.
-            return;
-        };
-        if let Err(rejected) = executor.try_execute(job) {
-            // Dropped unrun, the job reports the writer ended abnormally, which ends serving.
-            log::warn!("stdio: cannot start the writer thread: {rejected}");
+        match thread::Builder::new()
+            .name("mcp-stdio-writer".into())
+            .spawn(job)
+        {
+            Ok(handle) => *self.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle),
+            // The job, dropped unrun, reports that the writer ended abnormally, which ends
+            // serving.
+            Err(e) => log::warn!("stdio: cannot start the writer thread: {e}"),
         }
     }
 
@@ -142,6 +148,16 @@ impl WriterStart {
         let job = self.job.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.started.store(true, Ordering::Release);
         job
+    }
+
+    /// Waits for the writer's thread to end, if it was started (call it once the writer has
+    /// reported its end, so that the wait is over at once).
+    pub(crate) fn join(&self) {
+        let handle = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            // A panic there was reported already (its `DoneSignal`).
+            let _ = handle.join();
+        }
     }
 }
 

@@ -17,8 +17,9 @@
 //! `reading` module), so `ping`, cancellations and the client's answers are read meanwhile; a
 //! quick request costs no hand-off at all. While more input is already buffered, every answer
 //! written directly is left unflushed until the reader is about to wait for input: one write
-//! system call per burst. The writer is a worker too, started when a message first has to
-//! queue; the writer and the senders' direct writes are in the `output` module. So a server
+//! system call per burst. The writer is a thread of its own (never short of a worker when
+//! every reader is blocked in a handler), started when a message first has to queue; the
+//! writer and the senders' direct writes are in the `output` module. So a server
 //! whose requests are all quick runs on one thread, which spares every system call the cost
 //! of a file table and memory shared with other threads. A service that ends sessions on its
 //! own while the client is silent (`Service::ends_idle_sessions`) is read by a worker
@@ -217,11 +218,11 @@ where
     let (done_tx, done_rx) = bounded::<(Side, Ended)>(4);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    // The workers: the writer (started by the first message that has to queue) and readers
-    // the reading is handed to (up to `max_threads`); none exists until needed. Reading
-    // jobs hold the executor too, so that when serving ends on an output failure (a reader
-    // still blocked in a read nobody can interrupt) the executor is dropped by the last
-    // reader at EOF, not joined here.
+    // The workers: the readers the reading is handed to (one more than `max_threads`, as
+    // when the writer was one of them); none exists until needed. Reading jobs hold the executor too, so that when serving ends on an
+    // output failure (a reader still blocked in a read nobody can interrupt) the executor is
+    // dropped by the last reader at EOF, not joined here. The writer is not one of them (see
+    // `WriterStart`).
     let executor = Arc::new(
         Executor::builder()
             .name("mcp-stdio")
@@ -240,7 +241,7 @@ where
             drop(queue_rx);
             done.finish(r);
         };
-        Arc::new(WriterStart::new(Box::new(job), Arc::downgrade(&executor)))
+        Arc::new(WriterStart::new(Box::new(job)))
     };
     let negotiated = Arc::new(Negotiated::default());
     let outbound = Arc::new(StdioOutbound::new(
@@ -328,7 +329,10 @@ where
             // A panic may be reported twice (by the panicking reader and by its role).
             let write_result = loop {
                 match done_rx.recv() {
-                    Ok((Side::Writer, e)) => break e.into_result("mcp-stdio-writer"),
+                    Ok((Side::Writer, e)) => {
+                        writer.join();
+                        break e.into_result("mcp-stdio-writer");
+                    }
                     Ok((Side::Reader, _)) => {}
                     Err(_) => {
                         break Err(Error::ThreadPanicked {
@@ -343,6 +347,7 @@ where
             stopped.store(true, Ordering::Release);
             log::debug!("stdio output ended first; closing the session");
             closer.close();
+            writer.join();
             match ended.into_result("mcp-stdio-writer") {
                 Ok(()) => Err(Error::Closed),
                 Err(e) => Err(e),

@@ -905,3 +905,39 @@ fn hostile_lines_get_exactly_their_answers() {
     let extra = read_all_then_eof(&mut h, 0);
     assert!(extra.is_empty());
 }
+
+#[test]
+fn the_writer_starts_when_every_worker_is_blocked_in_a_handler() {
+    // Every thread the reading may use is blocked in a `wait`, but for the one reading on,
+    // when several senders at once make messages queue: the writer must still start (it
+    // needs no worker), or the queued messages are never written and serving ends.
+    let max = 2;
+    let waits = max + 1;
+    let mut h = start(Config::builder().max_threads(max).build(), false, false);
+    // A lost writer shows as silence: fail then, rather than wait for ever.
+    h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    for id in 1..=waits as i64 {
+        h.send_line(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"wait"}}"#));
+    }
+    h.send_line(r#"{"jsonrpc":"2.0","id":100,"method":"threads"}"#);
+    // The four senders' 1,200 notifications, every one of them, while the waits still block.
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < 1200 {
+        let m = h.read().expect("the senders' notifications");
+        if let Message::Notification(n) = &m {
+            let p = n.params_value();
+            seen.insert((p["t"].as_u64().unwrap(), p["i"].as_u64().unwrap()));
+        }
+    }
+    for _ in 1..=waits {
+        h.probe.release_tx.send(()).unwrap();
+    }
+    let mut answered: Vec<RequestId> = (1..=waits)
+        .map(|_| h.read().unwrap().id().cloned().unwrap())
+        .collect();
+    answered.sort_by_key(|id| format!("{id:?}"));
+    let expected: Vec<RequestId> = (1..=waits as i64).map(RequestId::Number).collect();
+    assert_eq!(answered, expected);
+    h.eof();
+    h.result().unwrap();
+}
