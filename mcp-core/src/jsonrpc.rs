@@ -693,6 +693,8 @@ pub struct DecodeError {
     pub error: ErrorObject,
     /// See [`DecodeError::is_notification`].
     notification: bool,
+    /// See [`DecodeError::is_response`].
+    response: bool,
 }
 
 impl DecodeError {
@@ -701,6 +703,7 @@ impl DecodeError {
             id: None,
             error: ErrorObject::parse_error(detail),
             notification: false,
+            response: false,
         }
     }
 
@@ -709,6 +712,7 @@ impl DecodeError {
             id,
             error: ErrorObject::invalid_request(detail),
             notification: false,
+            response: false,
         }
     }
 
@@ -732,7 +736,24 @@ impl DecodeError {
         self.notification
     }
 
-    /// The error response to send back to the peer, unless [`DecodeError::is_notification`].
+    /// True when the offending message is a response: a JSON object with a `result` or an
+    /// `error` member and no `method` (a bad id or `jsonrpc`, both `result` and `error`, an
+    /// `error` that is not a well-formed error object). It is not answered either: JSON-RPC
+    /// answers requests, and an error sent back for a peer's response could start an
+    /// exchange of errors between two peers. Over Streamable HTTP such a body gets a bare
+    /// HTTP 400, as the transport asks for a response the server cannot accept.
+    pub fn is_response(&self) -> bool {
+        self.response
+    }
+
+    /// Whether the peer gets [`DecodeError::to_response`]: false for an invalid notification
+    /// ([`DecodeError::is_notification`]) or response ([`DecodeError::is_response`]), which a
+    /// transport drops (it may log them).
+    pub fn is_answered(&self) -> bool {
+        !self.notification && !self.response
+    }
+
+    /// The error response to send back to the peer, when [`DecodeError::is_answered`].
     pub fn to_response(&self) -> Message {
         Message::error(self.id.clone(), self.error.clone())
     }
@@ -1093,10 +1114,12 @@ fn decode_general(text: &str) -> Result<Message, DecodeError> {
         _ => env.id.and_then(read_id),
     };
     let notification = env.id.is_none() && env.method_string;
+    let response = env.method.is_none() && (env.result.is_some() || env.error.is_some());
     let refuse = |id: Option<RequestId>, detail: &dyn fmt::Display| DecodeError {
         id,
         error: ErrorObject::invalid_request(detail),
         notification,
+        response,
     };
 
     if let Some(name) = env.repeated {
@@ -1295,6 +1318,7 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
                 id: Some(r.id.0.clone()),
                 error: ErrorObject::invalid_params(e),
                 notification: false,
+                response: false,
             })?,
         };
         return Ok(TypedRequest {
@@ -1315,6 +1339,7 @@ pub fn decode_request_as<P: serde::de::DeserializeOwned>(
                 id: Some(r.id),
                 error: ErrorObject::invalid_params(e),
                 notification: false,
+                response: false,
             }),
         },
         other => Err(DecodeError::invalid(
@@ -1351,16 +1376,20 @@ pub fn decode_response_as<R: serde::de::DeserializeOwned>(
             error: Some(e),
             ..
         }) => Ok((id.0, Err(e))),
-        Ok(r) => Err(DecodeError::invalid(
-            Some(r.id.0),
-            "a response carries exactly one of result and error",
-        )),
+        Ok(r) => Err(DecodeError {
+            response: true,
+            ..DecodeError::invalid(
+                Some(r.id.0),
+                "a response carries exactly one of result and error",
+            )
+        }),
         Err(e) => Err(match decode(bytes) {
             Err(precise) => precise,
             Ok(m) => DecodeError {
                 id: m.id().cloned(),
                 error: ErrorObject::invalid_params(e),
                 notification: false,
+                response: true,
             },
         }),
     }

@@ -232,6 +232,50 @@ fn invalid_notifications_are_flagged_never_answered() {
 }
 
 #[test]
+fn invalid_responses_are_flagged_never_answered() {
+    // An error object nested past serde_json's depth limit in its data, as a hostile peer
+    // may send: refused, and not answered (it is a response).
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":12345,"error":{{"code":1,"message":"m","data":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut texts = vec![deep];
+    texts.extend(
+        [
+            r#"{"jsonrpc":"2.0","id":3,"error":[-32601,"no"]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x","message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
+            r#"{"id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"id":4,"result":{}}"#,
+        ]
+        .map(String::from),
+    );
+    for text in &texts {
+        let e = refused(text);
+        assert_eq!(e.error.code, codes::INVALID_REQUEST, "{text}");
+        assert!(e.is_response() && !e.is_answered(), "{text}: {e}");
+        assert!(!e.is_notification(), "{text}");
+    }
+    // With a method it may be a request: answered, as is an object that is neither.
+    for text in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#,
+    ] {
+        let e = refused(text);
+        assert!(!e.is_response() && e.is_answered(), "{text}");
+    }
+    // An invalid notification is not answered either; a parse error is.
+    assert!(!refused(r#"{"method":"notifications/initialized"}"#).is_answered());
+    assert!(refused(r#"{"jsonrpc":"2.0","id":1,"result":"#).is_answered());
+}
+
+#[test]
 fn a_batch_answers_each_invalid_element_and_refuses_later_duplicate_ids() {
     let items = batch(
         r#"[{"jsonrpc":"2.0","id":1,"method":"a"},1,{"jsonrpc":"2.0","method":"n","params":1},{"jsonrpc":"2.0","id":1.0,"method":"b"},{"jsonrpc":"2.0","id":"1","method":"c"},{"jsonrpc":"2.0","id":1,"method":"d"}]"#,

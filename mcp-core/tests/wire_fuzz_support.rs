@@ -559,6 +559,8 @@ pub enum Kind {
     Invalid(Option<RequestId>),
     /// Invalid but a notification: dropped.
     InvalidNotification,
+    /// Invalid but a response (`result` or `error`, no `method`): dropped.
+    InvalidResponse,
     /// -32700.
     ParseError,
 }
@@ -572,6 +574,7 @@ pub fn codec_kind(item: &Result<Message, DecodeError>) -> Kind {
         Ok(Message::Error(e)) => Kind::ErrorResponse(e.id.clone()),
         Err(e) if e.is_parse_error() => Kind::ParseError,
         Err(e) if e.is_notification() => Kind::InvalidNotification,
+        Err(e) if e.is_response() => Kind::InvalidResponse,
         Err(e) => Kind::Invalid(e.id.clone()),
     }
 }
@@ -605,6 +608,8 @@ pub fn by_the_book(v: &Value) -> Option<Kind> {
     let id = o.get("id");
     let method = o.get("method");
     let notification = id.is_none() && method.is_some_and(Value::is_string);
+    // Never answered either: JSON-RPC answers requests, not responses.
+    let response = method.is_none() && (o.contains_key("result") || o.contains_key("error"));
     let echo = match id {
         None => None,
         Some(v) => book_id(v).ok()?,
@@ -612,6 +617,8 @@ pub fn by_the_book(v: &Value) -> Option<Kind> {
     let invalid = || {
         Some(if notification {
             Kind::InvalidNotification
+        } else if response {
+            Kind::InvalidResponse
         } else {
             Kind::Invalid(echo.clone())
         })
@@ -638,7 +645,7 @@ pub fn by_the_book(v: &Value) -> Option<Kind> {
     match (result, error) {
         (Some(_), None) => Some(match echo.clone() {
             Some(id) => Kind::Response(id),
-            None => Kind::Invalid(None),
+            None => Kind::InvalidResponse,
         }),
         (None, Some(e)) => {
             let well_formed = e.as_object().is_some_and(|e| {
@@ -651,7 +658,7 @@ pub fn by_the_book(v: &Value) -> Option<Kind> {
             Some(match (id, echo.clone()) {
                 (None, _) | (Some(Value::Null), _) => Kind::ErrorResponse(None),
                 (Some(_), Some(id)) => Kind::ErrorResponse(Some(id)),
-                (Some(_), None) => Kind::Invalid(None),
+                (Some(_), None) => Kind::InvalidResponse,
             })
         }
         _ => invalid(),

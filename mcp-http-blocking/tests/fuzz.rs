@@ -28,7 +28,7 @@ enum Answer {
 fn expected(body: &[u8]) -> (u16, Vec<Answer>) {
     let refused = |e: &mcp_core::jsonrpc::DecodeError| Answer::Refused(e.id.clone(), e.error.code);
     match decode_incoming(body, true) {
-        Err(e) if e.is_notification() => (400, Vec::new()),
+        Err(e) if !e.is_answered() => (400, Vec::new()),
         Err(e) => (400, vec![refused(&e)]),
         Ok(Payload::Single(Message::Request(r))) => (200, vec![Answer::For(r.id)]),
         Ok(Payload::Single(_)) => (202, Vec::new()),
@@ -38,7 +38,7 @@ fn expected(body: &[u8]) -> (u16, Vec<Answer>) {
                 .filter_map(|i| match i {
                     Ok(Message::Request(r)) => Some(Answer::For(r.id.clone())),
                     Ok(_) => None,
-                    Err(e) if e.is_notification() => None,
+                    Err(e) if !e.is_answered() => None,
                     Err(e) => Some(refused(e)),
                 })
                 .collect();
@@ -114,4 +114,40 @@ fn hostile_bodies_get_exactly_their_answers() {
         assert_eq!(ping.status, 200, "round {round}: the server still answers");
         assert_eq!(ping.json()["result"], json!({}));
     }
+}
+
+#[test]
+fn an_invalid_response_is_refused_without_an_answer() {
+    let h = HttpServer::builder()
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let sid = open_session(a, "2025-06-18");
+    let headers = [
+        ("Accept", "application/json, text/event-stream"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":12345,"error":{{"code":1,"message":"m","data":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    for body in [
+        deep.as_str(),
+        r#"{"jsonrpc":"2.0","id":3,"error":[-32601,"no"]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
+    ] {
+        // The transport's rule for a response the server cannot accept: an HTTP error, and
+        // no JSON-RPC answer carrying the response's id.
+        let r = request(a, "POST", "/mcp", &headers, body.as_bytes());
+        assert_eq!(r.status, 400, "{}", &body[..body.len().min(80)]);
+        assert!(r.body.is_empty(), "{}", String::from_utf8_lossy(&r.body));
+    }
+    let ping = request(a, "POST", "/mcp", &headers, &rpc(1, "ping", json!({})));
+    assert_eq!(ping.json()["result"], json!({}));
 }

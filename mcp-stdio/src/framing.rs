@@ -43,8 +43,9 @@ pub enum FrameError {
 
 impl FrameError {
     /// The error response the peer should get, or `None` when nobody may be answered: after an
-    /// I/O error (nobody to answer), and for an invalid notification
-    /// ([`DecodeError::is_notification`]), which JSON-RPC forbids answering. An over-long line
+    /// I/O error (nobody to answer), for an invalid notification
+    /// ([`DecodeError::is_notification`]), which JSON-RPC forbids answering, and for an invalid
+    /// response ([`DecodeError::is_response`]), which is never answered. An over-long line
     /// is answered (id null) even if it held a notification: it is never read, so nobody knows.
     pub fn to_response(&self) -> Option<Message> {
         match self {
@@ -53,7 +54,7 @@ impl FrameError {
                 ErrorObject::new(codes::INVALID_REQUEST, "message too large")
                     .with_data(serde_json::json!({ "length": len, "maxLength": limit })),
             )),
-            FrameError::Decode(e) if e.is_notification() => None,
+            FrameError::Decode(e) if !e.is_answered() => None,
             FrameError::Decode(e) => Some(e.to_response()),
             FrameError::Io(_) => None,
         }

@@ -165,9 +165,12 @@ impl<R: Read + Send + 'static> Reading<R> {
             FrameError::Decode(d) if d.is_notification() => {
                 log::warn!("stdio input: dropped an invalid notification: {d}");
             }
+            FrameError::Decode(d) if d.is_response() => {
+                log::warn!("stdio input: dropped an invalid response: {d}");
+            }
             _ => log::warn!("stdio input: {e}"),
         }
-        // None for an invalid notification: it is never answered.
+        // None for an invalid notification or response: neither is answered.
         match e.to_response() {
             Some(resp) => {
                 let sent = self.outbound.upgrade().map(|o| o.send(resp, None));

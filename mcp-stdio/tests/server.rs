@@ -751,6 +751,37 @@ fn invalid_notifications_are_never_answered() {
 }
 
 #[test]
+fn invalid_responses_are_never_answered() {
+    let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
+    // An error whose data nests past the parser's depth limit (valid JSON all the same).
+    h.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":12345,"error":{{"code":1,"message":"m","data":{}{}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    ));
+    for line in [
+        r#"{"jsonrpc":"2.0","id":3,"error":[-32601,"no"]}"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"1.0","id":3,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","result":{}}"#,
+        r#"[{"jsonrpc":"2.0","id":true,"result":{}},{"jsonrpc":"2.0","method":"batched"}]"#,
+    ] {
+        h.send_line(line);
+    }
+    // Neither a request nor a response: answered.
+    h.send_line(r#"{"jsonrpc":"2.0","id":7}"#);
+    h.echo(9, "after");
+    let got = read_all_then_eof(&mut h, 3);
+    assert_eq!(heard(&got[0]).as_deref(), Some("batched"));
+    assert_eq!(
+        error_code(&got[1]),
+        (codes::INVALID_REQUEST, Some(RequestId::Number(7)))
+    );
+    assert_eq!(got[2].id(), Some(&RequestId::Number(9)));
+}
+
+#[test]
 fn a_batch_runs_the_first_of_duplicate_ids_and_refuses_the_others() {
     let mut h = start(Config::default(), false, false);
     h.initialize("2025-03-26");
@@ -821,7 +852,7 @@ fn expected_answer(item: Result<Message, mcp_stdio::FrameError>) -> Option<Answe
         }),
         Ok(Message::Notification(n)) => Some(Answer::Heard(n.method)),
         Ok(_) => None,
-        Err(FrameError::Decode(e)) if e.is_notification() => None,
+        Err(FrameError::Decode(e)) if !e.is_answered() => None,
         Err(FrameError::Decode(e)) => Some(Answer::Error(e.id, e.error.code)),
         Err(FrameError::TooLarge { .. }) => Some(Answer::Error(None, codes::INVALID_REQUEST)),
         Err(e) => panic!("reading bytes from memory failed: {e}"),
@@ -831,7 +862,8 @@ fn expected_answer(item: Result<Message, mcp_stdio::FrameError>) -> Option<Answe
 /// Randomized, seeded (`MCP_FUZZ_SEED` replays a run; the seed is printed on failure;
 /// `MCP_FUZZ_ROUNDS` changes the length): rounds of hostile lines over the real server, each
 /// followed by a plain ping. Every request with a readable id gets exactly one well-formed
-/// answer with that id, invalid notifications get none, and the server keeps answering.
+/// answer with that id, invalid notifications and responses get none, and the server keeps
+/// answering.
 #[test]
 fn hostile_lines_get_exactly_their_answers() {
     use wire_fuzz_support::{Rng, SeedGuard, book_payload, codec_kind, line, seed};

@@ -320,7 +320,7 @@ pub(crate) fn sse_post(
             HttpResponse::empty(202)
         }
         Ok(Incoming::Batch(_)) => err400("batches are not supported"),
-        Err(e) if e.is_notification() => HttpResponse::empty(400),
+        Err(e) if !e.is_answered() => HttpResponse::empty(400),
         Err(e) => HttpResponse::json(400, e.to_response().to_vec()),
     }
 }
@@ -351,8 +351,8 @@ fn sort_batch(elements: Vec<Result<Message, DecodeError>>) -> Sorted {
                 }
                 out.msgs.push(m);
             }
-            Err(e) if e.is_notification() => {
-                log::debug!("dropping an invalid notification: {e}");
+            Err(e) if !e.is_answered() => {
+                log::debug!("dropping an invalid notification or response: {e}");
             }
             Err(e) => out.refused.push(e.to_response().to_vec()),
         }

@@ -382,8 +382,8 @@ impl StreamableHttp {
         let incoming = match decode_incoming(&bytes, true) {
             Ok(i) => i,
             // Refused (an HTTP error status, as the transport requires), but never answered
-            // with a JSON-RPC message: it is a notification, even an invalid one.
-            Err(e) if e.is_notification() => return Reply::Now(HttpResponse::empty(400)),
+            // with a JSON-RPC message: it is a notification or a response, even an invalid one.
+            Err(e) if !e.is_answered() => return Reply::Now(HttpResponse::empty(400)),
             Err(e) => return Reply::Now(HttpResponse::json(400, e.to_response().to_vec())),
         };
         let header_version = req.header(VERSION_HEADER);
