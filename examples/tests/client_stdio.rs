@@ -10,7 +10,7 @@ use mcp_client::{
     CallOptions, CancelHandle, Client, ClientBuilder, Closed, Error, LoggingLevel, Revision,
     StdioTransport,
 };
-use mcp_core::types::{CallToolResult, ContentBlock, SubscriptionFilter};
+use mcp_core::types::{CallToolResult, ContentBlock, CreateMessageResult, SubscriptionFilter};
 use mcp_core::version::{Era, ProtocolVersion};
 use mcp_stdio::ChildBuilder;
 use serde_json::{Value, json};
@@ -452,22 +452,29 @@ fn a_server_killed_mid_call_fails_the_call_quickly() {
     for revision in PINNED {
         let transport = StdioTransport::spawn(server()).unwrap();
         let pid = transport.pid();
+        // Killed while the call waits on the client (its sampling request), so the call
+        // cannot finish first however slowly the kill comes.
         let client = Client::builder()
             .revision(revision)
-            .connect(transport)
-            .unwrap();
-        let options = CallOptions::new().on_progress(move |p| {
-            if p.progress == 0.0 {
+            .sampling(move |_| {
                 let status = std::process::Command::new("kill")
                     .args(["-9", &pid.to_string()])
                     .status()
                     .expect("kill runs");
                 assert!(status.success());
-            }
-        });
+                // An answer the dead server never reads (in 2026-07-28 the retried call
+                // carries it).
+                Ok(serde_json::from_value::<CreateMessageResult>(json!({
+                    "role": "assistant", "model": "m", "stopReason": "endTurn",
+                    "content": {"type": "text", "text": "too late"}
+                }))
+                .expect("a valid CreateMessageResult"))
+            })
+            .connect(transport)
+            .unwrap();
         let started = Instant::now();
         let e = client
-            .call_tool_with("test_tool_with_progress", json!({}), &options)
+            .call_tool("test_sampling", json!({ "prompt": "anyone there?" }))
             .unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(5), "{revision:?}");
         let Error::Closed(why @ Closed::Exited { .. }) = &e else {
