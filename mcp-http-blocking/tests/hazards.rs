@@ -331,3 +331,45 @@ fn a_head_trickled_a_byte_at_a_time_is_cut_off_after_one_io_timeout() {
     let after = closed.expect("the server closed the trickling connection") - start;
     assert!(after < Duration::from_secs(5), "closed after {after:?}");
 }
+
+#[test]
+fn a_body_trickled_a_byte_at_a_time_is_cut_off_after_one_io_timeout() {
+    // The head in one piece, then the body a byte at a time, each well within the socket's
+    // read timeout: only a deadline on the whole body ends this. Until then the request holds
+    // a place under the in-flight cap, so a few hundred such clients would lock out everyone.
+    let io = Duration::from_millis(500);
+    let (h, _) = serve(HttpConfig::default(), io);
+    let mut s = connect(h.local_addr());
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{",
+        h.local_addr()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let mut reader = BufReader::new(s.try_clone().unwrap());
+    let (answer_tx, answer_rx) = crossbeam_channel::bounded(1);
+    std::thread::spawn(move || {
+        let status = read_head(&mut reader).0;
+        let _ = answer_tx.send((status, Instant::now()));
+    });
+    let start = Instant::now();
+    let mut answer = None;
+    // The attack's own pace: a byte every 50 ms, for up to 10 s.
+    while start.elapsed() < Duration::from_secs(10) {
+        if s.write_all(b" ").is_err() {
+            break;
+        }
+        if let Ok(a) = answer_rx.recv_timeout(Duration::from_millis(50)) {
+            answer = Some(a);
+            break;
+        }
+    }
+    let (status, at) = answer
+        .or_else(|| answer_rx.recv_timeout(Duration::from_secs(2)).ok())
+        .expect("the server answered the trickling request");
+    assert_eq!(status, 400);
+    let after = at - start;
+    assert!(after < Duration::from_secs(5), "answered after {after:?}");
+    // And the server still serves.
+    assert!(alive(&h));
+}

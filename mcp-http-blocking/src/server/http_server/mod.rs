@@ -18,7 +18,8 @@
 //!   is drained (up to 64 KiB) or the connection closes;
 //! - a response that closes its connection (every SSE stream, and any response to a client
 //!   that asked to close) is followed by the socket's shutdown, so the client sees EOF at once;
-//! - every socket has read and write timeouts (`io_timeout`);
+//! - every socket has read and write timeouts (`io_timeout`), and a request's head and its body
+//!   each have one `io_timeout` to arrive in full, so a trickle cannot hold a connection;
 //! - [`ServerHandle::shutdown`] drains: it stops accepting, closes idle connections, lets the
 //!   requests in flight finish within a grace period, ends the open streams, and returns.
 
@@ -83,7 +84,9 @@ impl HttpServerBuilder {
     }
 
     /// Read/write timeout of every connection (default 30 s). A client that sends nothing, or
-    /// reads nothing, for this long is disconnected; so is an idle keep-alive connection.
+    /// reads nothing, for this long is disconnected; so is an idle keep-alive connection. A
+    /// request's head must be complete within this long of its first byte, and its body
+    /// within this long of the end of the head, however the bytes trickle in.
     pub fn io_timeout(mut self, d: Duration) -> Self {
         self.io_timeout = d.max(Duration::from_millis(10));
         self

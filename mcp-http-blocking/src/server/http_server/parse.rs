@@ -254,6 +254,9 @@ pub(super) struct BodyReader<'a, R, W> {
     src: &'a mut BufReader<R>,
     framing: Framing,
     continue_to: Option<W>,
+    /// Called before each read that has to wait for the peer (nothing buffered); false when
+    /// the body's time is up (see [`BodyReader::before_waits`]).
+    before_wait: Option<Box<dyn FnMut() -> bool + 'a>>,
 }
 
 impl<'a, R: Read, W: Write> BodyReader<'a, R, W> {
@@ -275,7 +278,33 @@ impl<'a, R: Read, W: Write> BodyReader<'a, R, W> {
             src,
             framing,
             continue_to,
+            before_wait: None,
         }
+    }
+
+    /// Calls `f` before each read that has to wait for the peer; when it says false the read
+    /// fails (`TimedOut`) and the body is broken. The connection arms the socket's timeout
+    /// there, so that a body dripped a byte at a time ends at a deadline instead of holding
+    /// its place under the server's cap for as long as the bytes keep coming.
+    pub(super) fn before_waits(mut self, f: impl FnMut() -> bool + 'a) -> Self {
+        self.before_wait = Some(Box::new(f));
+        self
+    }
+
+    /// Whether the next read may wait for the peer: false (the body broken) when the
+    /// deadline said no.
+    fn may_wait(&mut self) -> io::Result<()> {
+        if !self.src.buffer().is_empty() {
+            return Ok(());
+        }
+        if self.before_wait.as_mut().is_none_or(|f| f()) {
+            return Ok(());
+        }
+        self.framing = Framing::Broken;
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the body did not arrive in time",
+        ))
     }
 
     /// True once the whole body (and a chunked body's trailer) has been read.
@@ -315,7 +344,9 @@ impl<'a, R: Read, W: Write> BodyReader<'a, R, W> {
     fn chunk_line(&mut self) -> io::Result<Vec<u8>> {
         let mut line = Vec::new();
         let mut budget = MAX_CHUNK_LINE;
-        read_line(self.src, &mut line, &mut budget, &mut || true).map_err(|e| match e {
+        let before_wait = &mut self.before_wait;
+        let mut refill = || before_wait.as_mut().is_none_or(|f| f());
+        read_line(self.src, &mut line, &mut budget, &mut refill).map_err(|e| match e {
             HeadError::TooLarge => {
                 io::Error::new(io::ErrorKind::InvalidData, "chunk line too long")
             }
@@ -347,6 +378,7 @@ impl<R: Read, W: Write> Read for BodyReader<'_, R, W> {
                 }
                 Framing::Length(left) => {
                     let want = buf.len().min(left.min(usize::MAX as u64) as usize);
+                    self.may_wait()?;
                     let n = self.src.read(&mut buf[..want])?;
                     if n == 0 {
                         return Err(self.broken("the body ended early"));
@@ -395,6 +427,7 @@ impl<R: Read, W: Write> Read for BodyReader<'_, R, W> {
                 }
                 Framing::Chunk { left, .. } => {
                     let want = buf.len().min(left.min(usize::MAX as u64) as usize);
+                    self.may_wait()?;
                     let n = self.src.read(&mut buf[..want])?;
                     if n == 0 {
                         return Err(self.broken("the body ended early"));
