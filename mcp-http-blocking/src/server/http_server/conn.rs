@@ -7,7 +7,6 @@
 //! from a job on the server's answer executor; this thread then waits for that answer to be written before it
 //! reads the connection's next request, so answers keep the order of their requests.
 
-use std::cell::Cell;
 use std::io::{self, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -136,64 +135,17 @@ fn refusal(e: &HeadError) -> Option<HttpResponse> {
 /// stops sending meanwhile has its connection closed after the answer.
 const DRAIN_WAIT: Duration = Duration::from_millis(200);
 
-/// Reads and drops what is left of a body (see [`BodyReader::drain`]) within [`DRAIN_WAIT`]
-/// a read (and the body's deadline); true when the connection can carry another request.
-fn drain<R: Read, W: Write>(
-    body: &mut BodyReader<'_, R, W>,
-    sock: &Socket,
-    timing: &BodyTiming,
-) -> bool {
+/// Reads and drops what is left of a body (see [`BodyReader::drain`]) within [`DRAIN_WAIT`];
+/// true when the connection can carry another request.
+fn drain<R: Read, W: Write>(body: &mut BodyReader<'_, R, W>, sock: &Socket, io: Duration) -> bool {
     if body.finished() {
         return true;
     }
-    timing.cap.set(DRAIN_WAIT);
     if sock.0.set_read_timeout(Some(DRAIN_WAIT)).is_err() {
         return false;
     }
     let drained = body.drain(DRAIN_LIMIT);
-    timing.cap.set(timing.io);
-    drained && sock.0.set_read_timeout(Some(timing.io)).is_ok()
-}
-
-/// When a request's body must have arrived: within one io timeout of the end of its head,
-/// however the bytes trickle in (the head has the same rule). Without it a body sent a byte
-/// every few seconds would hold its place under the in-flight cap for as long as the bytes
-/// kept coming, and a few hundred such clients would lock everyone else out with 503.
-struct BodyTiming {
-    end: Instant,
-    io: Duration,
-    /// The longest one read may wait now (the io timeout, or [`DRAIN_WAIT`] while draining).
-    cap: Cell<Duration>,
-    /// The socket's read timeout was changed for the body, and is put back after it.
-    armed: Cell<bool>,
-}
-
-impl BodyTiming {
-    fn new(io: Duration) -> BodyTiming {
-        BodyTiming {
-            end: Instant::now() + io,
-            io,
-            cap: Cell::new(io),
-            armed: Cell::new(false),
-        }
-    }
-
-    /// Before a read that waits: the socket's timeout set to what is left (at most the
-    /// cap); false once the time is up.
-    fn before_wait(&self, sock: &Socket) -> bool {
-        let left = self.end.saturating_duration_since(Instant::now());
-        self.armed.set(true);
-        !left.is_zero()
-            && sock
-                .0
-                .set_read_timeout(Some(left.min(self.cap.get())))
-                .is_ok()
-    }
-
-    /// The socket's own timeout back for the next request's head; false if it cannot be set.
-    fn restore(&self, sock: &Socket) -> bool {
-        !self.armed.get() || sock.0.set_read_timeout(Some(self.io)).is_ok()
-    }
+    drained && sock.0.set_read_timeout(Some(io)).is_ok()
 }
 
 /// A place under the server's in-flight cap, given back when dropped.
@@ -254,12 +206,17 @@ pub(super) fn serve(
             content_length: head.content_length,
             remote_addr: Some(peer),
         };
-        let timing = BodyTiming::new(shared.io_timeout);
+        // The whole body within one io timeout of the end of the head, however it trickles
+        // in (a read already waiting may take one more): otherwise a body sent a byte every
+        // few seconds would hold its place under the in-flight cap for as long as the bytes
+        // kept coming, and a few hundred such clients would lock everyone else out with 503.
+        // Checked before each read that waits for the peer: no system call of its own.
+        let body_end = Instant::now() + shared.io_timeout;
         let mut body = BodyReader::new(&mut reader, &head, sock.clone())
-            .before_waits(|| timing.before_wait(&sock));
+            .before_waits(move || Instant::now() < body_end);
         let Some(slot) = shared.enter() else {
             let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
-            let reuse = wants_more && drain(&mut body, &sock, &timing) && timing.restore(&sock);
+            let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
             if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
                 let unread = !body.finished();
                 close(&sock, unread);
@@ -297,7 +254,7 @@ pub(super) fn serve(
         let reply = catch_unwind(AssertUnwindSafe(|| {
             shared.core.handle_inline(&req, &mut body, handoff)
         }));
-        let body_done = drain(&mut body, &sock, &timing) && timing.restore(&sock);
+        let body_done = drain(&mut body, &sock, shared.io_timeout);
         let resp = match reply {
             Ok(Reply::Now(r)) => r,
             Ok(Reply::Handed) => {

@@ -86,7 +86,8 @@ impl HttpServerBuilder {
     /// Read/write timeout of every connection (default 30 s). A client that sends nothing, or
     /// reads nothing, for this long is disconnected; so is an idle keep-alive connection. A
     /// request's head must be complete within this long of its first byte, and its body
-    /// within this long of the end of the head, however the bytes trickle in.
+    /// within this long of the end of the head, however the bytes trickle in (a read of the
+    /// body already waiting when that time is up may take this long once more).
     pub fn io_timeout(mut self, d: Duration) -> Self {
         self.io_timeout = d.max(Duration::from_millis(10));
         self

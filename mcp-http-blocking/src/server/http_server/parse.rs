@@ -283,9 +283,9 @@ impl<'a, R: Read, W: Write> BodyReader<'a, R, W> {
     }
 
     /// Calls `f` before each read that has to wait for the peer; when it says false the read
-    /// fails (`TimedOut`) and the body is broken. The connection arms the socket's timeout
-    /// there, so that a body dripped a byte at a time ends at a deadline instead of holding
-    /// its place under the server's cap for as long as the bytes keep coming.
+    /// fails (`TimedOut`) and the body is broken. The connection checks the body's deadline
+    /// there, so that a body dripped a byte at a time ends instead of holding its place under
+    /// the server's cap for as long as the bytes keep coming.
     pub(super) fn before_waits(mut self, f: impl FnMut() -> bool + 'a) -> Self {
         self.before_wait = Some(Box::new(f));
         self
