@@ -106,23 +106,42 @@ impl Shared {
 }
 
 /// The endpoint as an absolute URL, which must be on the same origin as `base` (a server
-/// must not send the client's messages elsewhere).
+/// must not send the client's messages, and their credentials, elsewhere). A relative
+/// endpoint is resolved against the base's path, never against its `scheme://` (a base with
+/// no path has the directory `/`), and a network-path reference (`//host/...`) names its own
+/// origin, like an absolute URL.
 fn resolve(base: &str, endpoint: &str) -> Option<String> {
-    let origin = |u: &str| -> Option<String> {
-        let (scheme, rest) = u.split_once("://")?;
-        let authority = rest.split(['/', '?', '#']).next()?;
-        Some(format!("{scheme}://{authority}"))
+    let (scheme, rest) = base.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let base_origin = format!("{scheme}://{authority}");
+    let path = rest[authority.len()..]
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("");
+    let same_origin = |url: &str| -> Option<String> {
+        let (s, r) = url.split_once("://")?;
+        let a = r.split(['/', '?', '#']).next()?;
+        (s.eq_ignore_ascii_case(scheme) && a.eq_ignore_ascii_case(authority))
+            .then(|| url.to_owned())
     };
-    let base_origin = origin(base)?;
-    if endpoint.contains("://") {
-        return (origin(endpoint)? == base_origin).then(|| endpoint.to_owned());
+    // An absolute URL: a scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`),
+    // then `://`; a `://` later on (in a query, say) does not make one.
+    if let Some((s, _)) = endpoint.split_once("://") {
+        let is_scheme = s.bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        if is_scheme {
+            return same_origin(endpoint);
+        }
+    }
+    if let Some(net) = endpoint.strip_prefix("//") {
+        return same_origin(&format!("{scheme}://{net}"));
     }
     if endpoint.starts_with('/') {
         return Some(format!("{base_origin}{endpoint}"));
     }
-    let path = base.split(['?', '#']).next()?;
-    let dir = &path[..path.rfind('/')? + 1];
-    Some(format!("{dir}{endpoint}"))
+    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
+    Some(format!("{base_origin}{dir}{endpoint}"))
 }
 
 #[cfg(test)]
@@ -145,5 +164,27 @@ mod tests {
             Some("http://127.0.0.1:8080/m")
         );
         assert_eq!(resolve(base, "http://evil.example/m"), None);
+        // A base with no path: a relative endpoint stays on its origin (it once resolved
+        // against the `//` of `http://`, sending the messages to the host it named).
+        assert_eq!(
+            resolve("http://127.0.0.1:8080", "127.0.0.2:9/steal").as_deref(),
+            Some("http://127.0.0.1:8080/127.0.0.2:9/steal")
+        );
+        assert_eq!(
+            resolve("http://127.0.0.1:8080?x=1", "evil.example/m").as_deref(),
+            Some("http://127.0.0.1:8080/evil.example/m")
+        );
+        // A network-path reference names its own host.
+        assert_eq!(resolve(base, "//evil.example/m"), None);
+        assert_eq!(
+            resolve(base, "//127.0.0.1:8080/m").as_deref(),
+            Some("http://127.0.0.1:8080/m")
+        );
+        // `://` inside a query is no scheme.
+        assert_eq!(
+            resolve(base, "/messages?back=http://evil.example").as_deref(),
+            Some("http://127.0.0.1:8080/messages?back=http://evil.example")
+        );
+        assert_eq!(resolve(base, "HTTPS://127.0.0.1:8080/m"), None);
     }
 }
