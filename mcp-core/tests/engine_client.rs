@@ -520,6 +520,31 @@ fn a_timed_out_handshake_can_be_retried() {
 }
 
 #[test]
+fn a_server_cancel_names_the_servers_request_not_our_call_with_the_same_id() {
+    let now = Instant::now();
+    let mut c = legacy_ready(json!({}), json!({"tools": {}}), now);
+    let long = Timeout::fixed(Duration::from_secs(3600));
+    let (id, _) = c
+        .request("tools/call", &json!({"name": "t"}), now, long, false)
+        .unwrap();
+    // The server's own ping carries the same id (both sides count from small integers);
+    // it is answered, then the server cancels it late, as the spec allows.
+    let ping = msg(json!({"jsonrpc": "2.0", "id": id.to_value(), "method": "ping"}));
+    assert!(matches!(c.handle(ping, now), ClientStep::Reply(_)));
+    let cancel = msg(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id.to_value(), "reason": "gave up on its ping"}}),
+    );
+    assert!(matches!(c.handle(cancel, now), ClientStep::Nothing));
+    // Our call is still pending and gets its answer.
+    let step = c.handle(result(&id.to_value(), json!({"content": []})), now);
+    assert!(
+        matches!(&step, ClientStep::Answer(a) if a.id == id),
+        "expected the call's answer, got {step:?}"
+    );
+}
+
+#[test]
 fn the_server_may_end_a_listen_stream() {
     let now = Instant::now();
     let mut c = modern_ready(json!({}), json!({"tools": {"listChanged": true}}), now);

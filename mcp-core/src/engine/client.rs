@@ -572,18 +572,25 @@ impl ClientEngine {
                         reason: p.reason,
                     };
                 }
+                // A cancellation names a request of its sender's ("MUST correspond to the ID
+                // of a request previously issued in the same direction"): one of ours only
+                // where a server may end it, a 2026-07-28 `subscriptions/listen` stream. Ids
+                // of both directions are small integers, so a late cancel of the server's own
+                // request (answered already) often carries the id of a call of ours.
                 let handshake = matches!(
                     &self.mode,
                     Mode::Initializing(h) | Mode::Discovering(h) if *h == p.request_id
                 );
                 match self.outgoing.remove(&p.request_id) {
-                    Some(e) if !handshake => ClientStep::EndedByServer {
-                        id: p.request_id,
-                        method: e.method,
-                        reason: p.reason,
-                    },
+                    Some(e) if !handshake && e.method == m::SUBSCRIPTIONS_LISTEN => {
+                        ClientStep::EndedByServer {
+                            id: p.request_id,
+                            method: e.method,
+                            reason: p.reason,
+                        }
+                    }
                     Some(e) => {
-                        // Put it back: a handshake is not the server's to end this way.
+                        // Put it back: not the server's to end.
                         self.outgoing.restore(p.request_id, e);
                         ClientStep::Nothing
                     }

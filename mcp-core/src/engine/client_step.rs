@@ -152,9 +152,10 @@ pub enum ClientStep {
         /// The server's reason.
         reason: Option<String>,
     },
-    /// The server ended one of our requests itself with `notifications/cancelled` (in
-    /// 2026-07-28, how a server closes a `subscriptions/listen` stream on stdio). The request
-    /// is no longer pending.
+    /// The server ended our `subscriptions/listen` (2026-07-28) itself with
+    /// `notifications/cancelled`, how a server closes that stream on stdio. The request is no
+    /// longer pending. Any other cancellation from the server names a request of the
+    /// server's, never one of ours, even when the ids are equal.
     EndedByServer {
         /// Our request.
         id: RequestId,
