@@ -508,6 +508,35 @@ read line; read line; exit 3"#;
 }
 
 #[test]
+fn a_server_that_stops_reading_during_the_handshake_fails_it_at_its_deadline() {
+    // Reads `initialize`, never reads again, and asks 20,000 pings: the answers fill its
+    // input pipe and then the client's queue, and the handshake must still end at its own
+    // deadline, not after the send timeout of a connected client (30 s).
+    let script = r#"read line
+i=0; while [ $i -lt 20000 ]; do printf '{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' $i; i=$((i+1)); done
+exec sleep 60"#;
+    let started = Instant::now();
+    let e = Client::builder()
+        .revision(Revision::Legacy)
+        .handshake_timeout(Duration::from_secs(1))
+        .spawn(ChildBuilder::new("sh").args(["-c", script]))
+        .unwrap_err();
+    // The deadline, then the child's shutdown (its grace, then a kill).
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        matches!(
+            &e,
+            Error::Closed(Closed::NotReading) | Error::Timeout { .. }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_server_that_dies_during_the_handshake_is_a_clear_error() {
     let e = Client::builder()
         .revision(Revision::Auto)

@@ -351,6 +351,8 @@ impl ClientBuilder {
                     c.remove(&key);
                 }
                 let e = match e {
+                    // A server that does not read is alive: no end to report.
+                    Error::Closed(Closed::NotReading) => e,
                     Error::Closed(_) => {
                         Error::Closed(transport.end_reason().unwrap_or(Closed::Ended))
                     }
@@ -480,9 +482,18 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
         Ok(ready)
     }
 
+    /// Sends, waiting for room no longer than the handshake may still take: a server that
+    /// stops reading (while it floods us with pings, say) fails the handshake at its
+    /// deadline, not after the longer send timeout of a connected client.
     fn send(&self, msg: Message) -> Result<(), Error> {
+        let wait = match self.engine.next_deadline() {
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .min(self.send_timeout),
+            None => self.send_timeout,
+        };
         self.out
-            .send_timeout(msg, self.send_timeout)
+            .send_timeout(msg, wait)
             .map_err(|_| Error::Closed(Closed::NotReading))
     }
 
