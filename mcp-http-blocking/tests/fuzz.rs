@@ -60,6 +60,27 @@ fn answer_of(v: &Value) -> Answer {
     }
 }
 
+/// A test server and a session on it in `version`.
+fn server_with_session(version: &str) -> (mcp_http_blocking::ServerHandle, String) {
+    let h = HttpServer::builder()
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let sid = open_session(h.local_addr(), version);
+    (h, sid)
+}
+
+/// The headers of a POST in that session.
+fn session_headers<'a>(sid: &'a str, version: &'a str) -> [(&'a str, &'a str); 4] {
+    [
+        ("Accept", "application/json"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid),
+        ("MCP-Protocol-Version", version),
+    ]
+}
+
 #[test]
 fn hostile_bodies_get_exactly_their_answers() {
     let seed = seed();
@@ -69,19 +90,9 @@ fn hostile_bodies_get_exactly_their_answers() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(300);
-    let h = HttpServer::builder()
-        .build(TestService(Ctl::new()))
-        .unwrap()
-        .spawn()
-        .unwrap();
+    let (h, sid) = server_with_session("2025-03-26");
     let a = h.local_addr();
-    let sid = open_session(a, "2025-03-26");
-    let headers = [
-        ("Accept", "application/json"),
-        JSON_CT,
-        ("Mcp-Session-Id", sid.as_str()),
-        ("MCP-Protocol-Version", "2025-03-26"),
-    ];
+    let headers = session_headers(&sid, "2025-03-26");
     for round in 0..rounds {
         let body = line(&mut rng).bytes;
         guard.current.clone_from(&body);
@@ -118,19 +129,9 @@ fn hostile_bodies_get_exactly_their_answers() {
 
 #[test]
 fn an_invalid_response_is_refused_without_an_answer() {
-    let h = HttpServer::builder()
-        .build(TestService(Ctl::new()))
-        .unwrap()
-        .spawn()
-        .unwrap();
+    let (h, sid) = server_with_session("2025-06-18");
     let a = h.local_addr();
-    let sid = open_session(a, "2025-06-18");
-    let headers = [
-        ("Accept", "application/json, text/event-stream"),
-        JSON_CT,
-        ("Mcp-Session-Id", sid.as_str()),
-        ("MCP-Protocol-Version", "2025-06-18"),
-    ];
+    let headers = session_headers(&sid, "2025-06-18");
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":12345,"error":{{"code":1,"message":"m","data":{}{}}}}}"#,
         "[".repeat(100_000),
