@@ -52,6 +52,8 @@ struct State {
     /// Our requests to the client: who waits for the answer, and for which client request.
     waiters: IdMap<(RequestId, Waiter)>,
     subscriptions: HashSet<String>,
+    /// The bytes of the URIs in `subscriptions`.
+    subscription_bytes: usize,
     listens: IdMap<Listen>,
     /// Request states kept in the session (see `dispatch::seal_state`), newest last.
     stash: VecDeque<(u64, Vec<u8>)>,
@@ -93,6 +95,7 @@ impl KitSession {
                 calls: id_map(),
                 waiters: id_map(),
                 subscriptions: HashSet::new(),
+                subscription_bytes: 0,
                 listens: id_map(),
                 stash: VecDeque::new(),
                 stash_next: 0,
@@ -269,11 +272,14 @@ impl KitSession {
             ClientRequest::ListResources(p) => self.list(&rc, method, Page::Resources, p),
             ClientRequest::ListResourceTemplates(p) => self.list(&rc, method, Page::Templates, p),
             ClientRequest::Subscribe(p) => {
-                self.state().subscriptions.insert(p.uri);
-                self.finish(&rc.id, method, version, Outcome::Result(json!({})));
+                let outcome = match self.state().subscribe(p.uri) {
+                    Ok(()) => Outcome::Result(json!({})),
+                    Err(e) => Outcome::Error(e),
+                };
+                self.finish(&rc.id, method, version, outcome);
             }
             ClientRequest::Unsubscribe(p) => {
-                self.state().subscriptions.remove(&p.uri);
+                self.state().unsubscribe(&p.uri);
                 self.finish(&rc.id, method, version, Outcome::Result(json!({})));
             }
             ClientRequest::SubscriptionsListen(p) => self.listen(&rc, &p.notifications),
@@ -782,6 +788,42 @@ impl Session for KitSession {
         if modern || self.info.transport != TransportKind::StreamableHttp {
             self.cancel_call(id);
             self.state().engine.abandon(id);
+        }
+    }
+}
+
+/// The most resources one session may be subscribed to, and the most bytes their URIs may
+/// take in all: a client (any of up to a thousand HTTP sessions) must not grow the server's
+/// memory one `resources/subscribe` at a time.
+const MAX_SUBSCRIPTIONS: usize = 1024;
+const MAX_SUBSCRIPTION_BYTES: usize = 128 * 1024;
+
+impl State {
+    /// Adds a subscription; -32602 beyond the session's limits (one already held is fine).
+    fn subscribe(&mut self, uri: String) -> Result<(), ErrorObject> {
+        if self.subscriptions.contains(&uri) {
+            return Ok(());
+        }
+        if self.subscriptions.len() >= MAX_SUBSCRIPTIONS
+            || self.subscription_bytes + uri.len() > MAX_SUBSCRIPTION_BYTES
+        {
+            return Err(ErrorObject::invalid_params(format!(
+                "too many subscriptions: a session may hold {MAX_SUBSCRIPTIONS} resources, \
+                 {MAX_SUBSCRIPTION_BYTES} bytes of URIs in all"
+            )));
+        }
+        self.subscription_bytes += uri.len();
+        self.subscriptions.insert(uri);
+        Ok(())
+    }
+
+    /// Drops a subscription, and the table's room once it is mostly empty.
+    fn unsubscribe(&mut self, uri: &str) {
+        if self.subscriptions.remove(uri) {
+            self.subscription_bytes -= uri.len();
+            if self.subscriptions.len() < self.subscriptions.capacity() / 4 {
+                self.subscriptions.shrink_to_fit();
+            }
         }
     }
 }

@@ -100,3 +100,55 @@ fn without_a_broadcast_instances_stay_apart() {
     assert_eq!(n["params"]["uri"], URI);
     assert!(on_a.rx.try_recv().is_err());
 }
+
+#[test]
+fn subscriptions_are_bounded_per_session() {
+    let server = instance(None);
+    let p = Peer::subscribed(&server);
+    // One already held, and more up to the session's limit (1,024 URIs), are taken.
+    let r = p.request(3, "resources/subscribe", json!({"uri": URI}));
+    assert_eq!(r["result"], json!({}), "{r}");
+    for i in 1..1024 {
+        let r = p.request(
+            10 + i,
+            "resources/subscribe",
+            json!({"uri": format!("test://r{i}")}),
+        );
+        assert_eq!(r["result"], json!({}), "{r}");
+    }
+    // Beyond it: -32602, and the session's memory stays where it was.
+    let r = p.request(
+        5000,
+        "resources/subscribe",
+        json!({"uri": "test://one-more"}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // A place given back can be taken again.
+    p.request(5001, "resources/unsubscribe", json!({"uri": "test://r1"}));
+    let r = p.request(
+        5002,
+        "resources/subscribe",
+        json!({"uri": "test://one-more"}),
+    );
+    assert_eq!(r["result"], json!({}), "{r}");
+    // The URIs' bytes are bounded too (128 KiB a session): a fresh session, long URIs.
+    let q = Peer::subscribed(&server);
+    let long = "x".repeat(40_000);
+    let mut refused = None;
+    for i in 0..5 {
+        let r = q.request(
+            10 + i,
+            "resources/subscribe",
+            json!({"uri": format!("test://{i}/{long}")}),
+        );
+        if r.get("error").is_some() {
+            refused = Some((i, r["error"]["code"].clone()));
+            break;
+        }
+    }
+    assert_eq!(refused, Some((3, json!(-32602))));
+    // The subscription held from the start still gets its updates.
+    server.resource_updated(URI);
+    let n = p.next();
+    assert_eq!(n["method"], "notifications/resources/updated", "{n}");
+}
