@@ -48,6 +48,12 @@ pub mod codes {
     /// -32000 and -32001 are avoided because other SDKs use them for closed connections and
     /// timeouts. Over HTTP a lone answer with this code goes out as `429` with `Retry-After`.
     pub const RATE_LIMITED: i64 = -32005;
+    /// This project's code for a request refused because the server has no thread left to run
+    /// it without stalling its input: over stdio, every handler thread it may start is already
+    /// blocked in a handler (waiting for the client, or slow), and a handler run on the
+    /// reading thread could wait for an answer that nobody would read. Transient: retry once
+    /// earlier requests are answered. In the range of [`RATE_LIMITED`].
+    pub const SERVER_BUSY: i64 = -32006;
 }
 
 /// A request id: a string or an integer. `null` is not a valid request id.

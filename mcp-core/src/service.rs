@@ -66,13 +66,34 @@ pub trait Outbound: Send + Sync {
         false
     }
 
-    /// The session is about to run work that may block (a tool handler, a wait for the peer's
-    /// answer) inside [`Session::handle`], on the calling thread. A transport whose reading
-    /// thread calls `handle` (stdio) hands the reading to another thread before this returns,
-    /// so that `ping`, cancellations and the peer's answers are still read; one that gives
-    /// each request a thread of its own (HTTP) has nothing to do, which is the default. Only
-    /// meaningful where the transport declared [`SessionInfo::handle_may_block`].
-    fn will_block(&self) {}
+    /// The session is about to run work that may block but ends on its own (a tool handler
+    /// that sleeps or does slow I/O) inside [`Session::handle`], on the calling thread. A
+    /// transport whose reading thread calls `handle` (stdio) hands the reading to another
+    /// thread before this returns, so that `ping`, cancellations and the peer's answers are
+    /// still read; one that gives each request a thread of its own (HTTP) has nothing to do,
+    /// which is the default. Only meaningful where the transport declared
+    /// [`SessionInfo::handle_may_block`].
+    ///
+    /// Returns false when blocking now could stop the session for good: no thread is free to
+    /// read, and every other blocked `handle` waits for the peer
+    /// ([`Outbound::will_await_peer`]), whose answers only a reader delivers. The session must
+    /// then not block: it answers the request at once, for example with
+    /// [`codes::SERVER_BUSY`](crate::jsonrpc::codes::SERVER_BUSY). True otherwise, which is
+    /// the default.
+    fn will_block(&self) -> bool {
+        true
+    }
+
+    /// The session is about to wait, inside [`Session::handle`], for what only the peer can
+    /// send: the answer to a request of its own, a cancellation. As [`Outbound::will_block`]
+    /// (the reading goes on elsewhere), and the transport counts this `handle` as waiting on
+    /// the peer until it returns: it lets the reading wait for a thread only while some
+    /// blocked `handle` will end without the peer's help. Returns false when this wait could
+    /// never end (no thread would be left to read the answer): the session must not wait then
+    /// (and answers busy). The default is [`Outbound::will_block`].
+    fn will_await_peer(&self) -> bool {
+        self.will_block()
+    }
 
     /// The service will send nothing more about request `id`, not even its answer: the peer
     /// cancelled it (a cancelled request gets no response). Without this a transport with one

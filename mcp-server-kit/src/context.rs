@@ -37,9 +37,11 @@ use crate::results::IntoToolResult;
 
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
-    /// The handler of `call` is about to block: the transport keeps reading elsewhere (and
-    /// the call is listed first, so that what is read meanwhile can cancel it).
-    fn will_block(&self, call: &Arc<Call>);
+    /// The handler of `call` is about to wait for the client (an answer, a cancellation): the
+    /// transport keeps reading elsewhere (and the call is listed first, so that what is read
+    /// meanwhile can cancel it). False when nobody could read meanwhile (see
+    /// `Outbound::will_await_peer`): the handler must not wait then.
+    fn will_await_peer(&self, call: &Arc<Call>) -> bool;
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>);
     fn log(&self, call: &Call, level: LoggingLevel, logger: Option<&str>, data: Value);
     /// Keeps a request state in the session (when states cannot be sealed); returns its handle.
@@ -233,8 +235,9 @@ impl Context {
             return true;
         }
         // Only a reader can deliver the cancellation: a quick handler running on the stdio
-        // reader hands the reading over before it waits.
-        self.call.link.will_block(&self.call);
+        // reader hands the reading over before it waits. With no thread free to read, the
+        // wait still ends at `timeout`, and reading with it.
+        let _ = self.call.link.will_await_peer(&self.call);
         match self.call.cancel.receiver().recv_timeout(timeout) {
             // Nothing is ever sent: only the disconnection at cancel ends the wait early.
             Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
@@ -257,7 +260,7 @@ impl Context {
     /// ```
     pub fn cancelled_signal(&self) -> Receiver<()> {
         // The caller is about to wait on it (see `wait_cancelled`).
-        self.call.link.will_block(&self.call);
+        let _ = self.call.link.will_await_peer(&self.call);
         self.call.cancel.receiver()
     }
 

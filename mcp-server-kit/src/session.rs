@@ -16,7 +16,7 @@ use mcp_core::engine::{
     Timeout,
 };
 use mcp_core::id_map::{IdMap, id_map};
-use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId};
+use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, codes};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
     ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType, SubscriptionFilter,
@@ -476,10 +476,14 @@ impl KitSession {
             // User code may block: the transport keeps reading elsewhere once told (stdio
             // hands its reading to another thread), and the handler runs right here, with no
             // hand-off to a worker on the answer's path.
-            if !self.shared.config.quick_handlers {
-                if let Some(out) = self.outbound() {
-                    out.will_block();
-                }
+            if !self.shared.config.quick_handlers
+                && self.outbound().is_some_and(|out| !out.will_block())
+            {
+                // Blocking now could leave nobody to read while the other handlers wait
+                // for the client: answered busy, unrun.
+                call.listed.store(true, Ordering::Release);
+                self.finish(&call.id, method, call.version, Outcome::Error(busy()));
+                return;
             }
             let ctx = Context { call };
             let outcome = run(&self.shared, &ctx);
@@ -832,7 +836,7 @@ impl State {
 const STASH_LIMIT: usize = 64;
 
 impl Link for KitSession {
-    fn will_block(&self, call: &Arc<Call>) {
+    fn will_await_peer(&self, call: &Arc<Call>) -> bool {
         if !call.listed.load(Ordering::Acquire) {
             // Listed before the reading moves on, under the lock `finish` takes after it
             // marks the call over: a call is never listed after its answer.
@@ -841,9 +845,7 @@ impl Link for KitSession {
                 st.calls.insert(call.id.clone(), Arc::clone(call));
             }
         }
-        if let Some(out) = self.outbound() {
-            out.will_block();
-        }
+        self.outbound().is_none_or(|out| out.will_await_peer())
     }
 
     fn stash(&self, payload: Vec<u8>) -> String {
@@ -903,6 +905,12 @@ impl Link for KitSession {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, Error> {
+        // Only a reader can deliver the answer: if this runs on the stdio reader (a quick
+        // handler), the reading goes to another thread first; with none free, nothing is
+        // asked (the answer could not be read).
+        if !self.will_await_peer(call) {
+            return Err(Error::Protocol(busy()));
+        }
         let (tx, rx) = sync_channel(1);
         let (oid, msg) = {
             let mut st = self.state();
@@ -929,9 +937,6 @@ impl Link for KitSession {
             self.state().waiters.remove(&oid);
             return Err(Error::Cancelled);
         }
-        // Only a reader can deliver the answer: if this runs on the stdio reader (a quick
-        // handler), the reading goes to another thread now.
-        self.will_block(call);
         match rx.recv_timeout(timeout) {
             Ok(r) => r,
             Err(RecvTimeoutError::Timeout) => {
@@ -946,6 +951,15 @@ impl Link for KitSession {
             Err(RecvTimeoutError::Disconnected) => Err(Error::Cancelled),
         }
     }
+}
+
+/// The answer to a request refused because no thread could read while it blocked.
+fn busy() -> ErrorObject {
+    ErrorObject::new(
+        codes::SERVER_BUSY,
+        "server busy: every handler thread waits for the client; retry once earlier requests \
+         are answered",
+    )
 }
 
 fn refused(r: mcp_core::engine::Refused) -> Error {

@@ -190,8 +190,9 @@ impl Outbound for Announcing {
     fn send(&self, _: Message, _: Option<&RequestId>) -> Result<(), Closed> {
         Ok(())
     }
-    fn will_block(&self) {
+    fn will_block(&self) -> bool {
         let _ = self.blocks.lock().unwrap().send("will_block");
+        true
     }
 }
 

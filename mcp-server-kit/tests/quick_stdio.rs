@@ -1,10 +1,14 @@
 //! Handlers declared quick (`ServerBuilder::quick_handlers`) run on the stdio reader and are
 //! listed for cancellation only once they block. One that blocks after all must still be
-//! cancellable by what is read meanwhile, and closed with the session: served by the real
+//! cancellable by what is read meanwhile, and closed with the session; and however many
+//! handlers wait for the client, quick or not, the reading never stops: served by the real
 //! stdio transport (`serve_on`) over a socket pair.
 #![cfg(unix)]
 
 use std::sync::mpsc::{Receiver, sync_channel};
+
+use mcp_core::jsonrpc::codes;
+use mcp_core::types::CreateMessageRequestParams;
 
 use common::WAIT;
 use common::stdio::Client;
@@ -73,4 +77,73 @@ fn a_quick_handler_that_blocks_is_cancelled_when_the_session_closes() {
     c.close_input();
     assert_eq!(woke.recv_timeout(WAIT), Ok(true), "closing cancelled it");
     c.served.recv_timeout(WAIT).unwrap().unwrap();
+}
+
+/// A server whose one tool asks the client's model (sampling) and waits for the answer.
+fn sampling_server(quick: bool) -> Server {
+    let tool = Tool::new("ask", |_: NoArgs, ctx: &Context| {
+        let params: CreateMessageRequestParams = serde_json::from_value(json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10
+        }))
+        .unwrap();
+        ctx.sample(params)?;
+        Ok::<_, Error>("answered")
+    });
+    Server::builder("t", "1")
+        .tool(tool)
+        .quick_handlers(quick)
+        .build()
+        .unwrap()
+}
+
+/// More calls waiting for the client's answers than the transport has threads: each is asked
+/// (and then answered) or refused busy at once, and the reading goes on, so every answer the
+/// client gives is read. Were the reading to wait for a thread, the asking handlers would
+/// wait for answers nobody reads, until their timeouts (60 s).
+fn calls_beyond_the_threads_are_refused_busy(quick: bool) {
+    let max = 2;
+    let calls = 6;
+    let config = mcp_stdio::Config::builder().max_threads(max).build();
+    let mut c = Client::start_with(sampling_server(quick), config);
+    c.initialize_with(json!({"sampling": {}}));
+    for id in 1..=calls {
+        c.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "ask"}}));
+    }
+    // Every call is asked or refused before any answer is given.
+    let (mut asked, mut busy) = (Vec::new(), 0);
+    while asked.len() + busy < calls {
+        let m = c.next();
+        if m["method"] == "sampling/createMessage" {
+            asked.push(m["id"].clone());
+        } else {
+            assert_eq!(m["error"]["code"], codes::SERVER_BUSY, "{m}");
+            busy += 1;
+        }
+    }
+    assert!(asked.len() >= max, "{} asked", asked.len());
+    assert!(busy >= 1, "none refused");
+    for id in &asked {
+        c.send(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}}));
+    }
+    for _ in 0..asked.len() {
+        let m = c.next();
+        assert_eq!(m["result"]["content"][0]["text"], "answered", "{m}");
+    }
+    c.send(json!({"jsonrpc": "2.0", "id": 100, "method": "ping"}));
+    assert_eq!(c.next()["id"], 100);
+    c.close_input();
+    c.served.recv_timeout(WAIT).unwrap().unwrap();
+}
+
+#[test]
+fn handlers_beyond_the_threads_are_refused_busy_and_the_reading_goes_on() {
+    calls_beyond_the_threads_are_refused_busy(false);
+}
+
+#[test]
+fn quick_handlers_beyond_the_threads_are_refused_busy_and_the_reading_goes_on() {
+    calls_beyond_the_threads_are_refused_busy(true);
 }

@@ -96,8 +96,10 @@ impl SharedOutput {
 
 /// Hands the reading over (`Outbound::will_block` calls it; the reader implements it).
 pub(crate) trait HandOff: Send + Sync {
-    /// If the calling thread is a reader inside `handle`, the reading goes on in another.
-    fn hand_off(&self);
+    /// If the calling thread is a reader inside `handle`, the reading goes on in another;
+    /// `awaits` says this `handle` will wait for the peer. False when that could leave no one
+    /// to read the peer's answers (see `reading`): the session must not block then.
+    fn hand_off(&self, awaits: bool) -> bool;
 }
 
 /// The writer thread's job, started when a message first has to wait in the queue: a server
@@ -281,9 +283,17 @@ impl Outbound for StdioOutbound {
         self.send(Response::message(id, result), related)
     }
 
-    fn will_block(&self) {
-        if let Some(h) = self.hand_off.get().and_then(Weak::upgrade) {
-            h.hand_off();
+    fn will_block(&self) -> bool {
+        match self.hand_off.get().and_then(Weak::upgrade) {
+            Some(h) => h.hand_off(false),
+            None => true,
+        }
+    }
+
+    fn will_await_peer(&self) -> bool {
+        match self.hand_off.get().and_then(Weak::upgrade) {
+            Some(h) => h.hand_off(true),
+            None => true,
         }
     }
 

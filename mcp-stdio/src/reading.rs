@@ -13,6 +13,16 @@
 //! executor. There is no timer: the hand-off happens when the session announces the block,
 //! and costs one wake-up of a worker, which is not on the path of the answer.
 //!
+//! Workers are bounded, so the reading may have to wait in the executor's queue for one to
+//! finish its handler. That is back-pressure while some handler will finish on its own (slow
+//! work, a client slow to read the output), and a deadlock if every one of them waits for the
+//! client (`Outbound::will_await_peer`: the answer to a sampling request, a cancellation),
+//! since nobody would read what they wait for. So the reading counts the threads it handed
+//! over (`Load`), and refuses, rather than make, the step that would leave nobody to read
+//! with everyone waiting for the client: a hand-off that would queue behind only such
+//! handlers, or a handler that would become the last of them while the reading is queued.
+//! Refused, `will_block` returns false and the session answers busy instead of blocking.
+//!
 //! While `handle` runs, the role waits in a thread-local cell rather than in a shared slot:
 //! only the holding thread can hand it off (`will_block` is called from inside `handle`), so
 //! no other thread ever looks for it, and a message costs no lock and no copy of the role.
@@ -24,7 +34,7 @@ use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use mcp_core::executor::Executor;
+use mcp_core::executor::{Executor, Reason};
 use mcp_core::service::{Outbound, Session};
 
 use crate::ending::{Closer, DoneSignal, PanicReport};
@@ -36,6 +46,9 @@ use crate::output::{HandOff, SharedOutput};
 pub(crate) struct Role<R> {
     pub(crate) reader: MessageReader<BufReader<R>>,
     pub(crate) done: DoneSignal,
+    /// Held by a worker of the executor (not by the thread that called `serve_on`, which
+    /// frees no worker when its `handle` returns).
+    pub(crate) on_worker: bool,
 }
 
 /// A role held by a thread inside `handle`: which reading it belongs to (its address), and
@@ -45,6 +58,20 @@ type Held = (usize, Box<dyn Any + Send>);
 thread_local! {
     /// Set while this thread runs `handle` as the reader; taken by `hand_off`.
     static HELD: Cell<Option<Held>> = const { Cell::new(None) };
+    /// Set while this thread runs `handle` after it handed the reading over: which reading
+    /// (its address), and whether this `handle` said it waits for the peer.
+    static BUSY: Cell<Option<(usize, bool)>> = const { Cell::new(None) };
+}
+
+/// The threads a reading handed over, still in `handle` (see the module documentation).
+#[derive(Default)]
+struct Load {
+    /// Workers inside `handle` that handed the reading over.
+    busy: usize,
+    /// Of those, the ones waiting for the peer (until their `handle` returns).
+    awaiting: usize,
+    /// The reading waits in the executor's queue for a worker: nobody reads now.
+    queued: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -67,6 +94,7 @@ pub(crate) struct Reading<R> {
     /// Closes the session when reading ends.
     closer: Arc<Closer>,
     panicked: AtomicBool,
+    load: Mutex<Load>,
     me: Weak<Reading<R>>,
     /// The type of the role its threads hold (kept with them, not here).
     role: PhantomData<fn(Role<R>)>,
@@ -98,6 +126,7 @@ impl<R: Read + Send + 'static> Reading<R> {
             on_panic,
             closer,
             panicked: AtomicBool::new(false),
+            load: Mutex::new(Load::default()),
             me: me.clone(),
             role: PhantomData,
         })
@@ -140,6 +169,7 @@ impl<R: Read + Send + 'static> Reading<R> {
             let mut holding = Holding {
                 reading: &self,
                 outer: HELD.replace(Some((self.id(), role))),
+                outer_busy: BUSY.take(),
                 returned: false,
             };
             self.session.handle(msg);
@@ -151,7 +181,11 @@ impl<R: Read + Send + 'static> Reading<R> {
                 Some(r) => role = r,
                 // Another thread reads now; this one returns (to the executor, or to the
                 // `serve_on` that called it).
-                None => return,
+                None => {
+                    self.handled();
+                    BUSY.set(holding.outer_busy.take());
+                    return;
+                }
             }
         }
     }
@@ -180,6 +214,35 @@ impl<R: Read + Send + 'static> Reading<R> {
         }
     }
 
+    /// A `handle` that handed the reading over has returned: its thread is free.
+    fn handled(&self) {
+        if let Some((id, awaited)) = BUSY.take() {
+            if id == self.id() {
+                let mut load = lock(&self.load);
+                load.busy -= 1;
+                load.awaiting -= usize::from(awaited);
+            }
+        }
+    }
+
+    /// A thread that handed the reading over says its `handle` now waits for the peer; false
+    /// when that would leave nobody to read what it waits for.
+    fn await_peer(&self) -> bool {
+        match BUSY.get() {
+            Some((id, false)) if id == self.id() => {}
+            // Counted already, or not a thread of this reading's (a task's, another
+            // reading's): nothing to count.
+            _ => return true,
+        }
+        let mut load = lock(&self.load);
+        if load.queued && load.awaiting + 1 >= load.busy {
+            return false;
+        }
+        load.awaiting += 1;
+        BUSY.set(Some((self.id(), true)));
+        true
+    }
+
     fn finish(&self, role: Role<R>, result: std::io::Result<()>) {
         // Nothing may stay held back once reading ends.
         self.output.end_burst();
@@ -192,35 +255,73 @@ impl<R: Read + Send + 'static> Reading<R> {
 }
 
 impl<R: Read + Send + 'static> HandOff for Reading<R> {
-    fn hand_off(&self) {
+    fn hand_off(&self, awaits: bool) -> bool {
+        // Not this reading's reader inside `handle`: a thread that handed it over already
+        // (which may now wait for the peer), or one of another reading.
         let Some((id, held)) = HELD.take() else {
-            return;
+            return !awaits || self.await_peer();
         };
         if id != self.id() {
             HELD.set(Some((id, held)));
-            return;
+            return true;
         }
         // The address is this reading's, so the role is of its type.
         let role = match held.downcast::<Role<R>>() {
             Ok(role) => role,
-            Err(held) => return HELD.set(Some((id, held))),
+            Err(held) => {
+                HELD.set(Some((id, held)));
+                return true;
+            }
         };
         let Some(me) = self.me.upgrade() else {
-            return HELD.set(Some((id, role)));
+            HELD.set(Some((id, role)));
+            return true;
         };
         // The role travels in a cell, so that it comes back if the job cannot be started.
+        let worker = role.on_worker;
         let cell = Arc::new(Mutex::new(Some(role)));
         let c2 = Arc::clone(&cell);
-        let started = self.executor.execute(move || {
-            if let Some(role) = lock(&c2).take() {
+        let job = move || {
+            lock(&me.load).queued = false;
+            if let Some(mut role) = lock(&c2).take() {
+                role.on_worker = true;
                 me.run_boxed(role);
             }
-        });
-        if let Err(e) = started {
-            // Reading waits for this `handle` then, as it would without the hand-off.
-            log::warn!("stdio: cannot hand the reading to another thread: {e}");
-            if let Some(role) = lock(&cell).take() {
-                HELD.set(Some((id, role)));
+        };
+        let mut load = lock(&self.load);
+        let started = match self.executor.try_execute(job) {
+            Err(e) if matches!(e.reason(), Reason::Saturated) => {
+                // Every worker runs a handler. The reading may wait for one of them only if
+                // one will end without the peer's help: this one, if it is a worker that does
+                // not wait for the peer, or one of the others.
+                if (awaits || !worker) && load.awaiting >= load.busy {
+                    Err(e)
+                } else {
+                    let queued = self.executor.execute(e.into_job());
+                    load.queued = queued.is_ok();
+                    queued
+                }
+            }
+            other => other,
+        };
+        match started {
+            Ok(()) => {
+                // Only workers are counted: the thread that called `serve_on` frees none.
+                if worker {
+                    load.busy += 1;
+                    load.awaiting += usize::from(awaits);
+                    BUSY.set(Some((self.id(), awaits)));
+                }
+                true
+            }
+            Err(e) => {
+                // This thread keeps reading; the session must not block (it answers busy).
+                drop(load);
+                log::debug!("stdio: no thread can take the reading over: {e}");
+                if let Some(role) = lock(&cell).take() {
+                    HELD.set(Some((id, role)));
+                }
+                false
             }
         }
     }
@@ -232,8 +333,9 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
 /// meanwhile hands nothing more to the session.
 struct Holding<'a, R> {
     reading: &'a Reading<R>,
-    /// What the cell held before (a reading nested in a handler's), put back after.
+    /// What the cells held before (a reading nested in a handler's), put back after.
     outer: Option<Held>,
+    outer_busy: Option<(usize, bool)>,
     returned: bool,
 }
 
@@ -241,6 +343,8 @@ impl<R: 'static> Holding<'_, R> {
     /// The role, if this thread still holds it (no hand-off happened inside `handle`).
     fn take_back(&mut self) -> Option<Box<Role<R>>> {
         let (id, held) = HELD.replace(self.outer.take())?;
+        // Held to the end: `handle` never handed it over, so this thread was never busy.
+        BUSY.set(self.outer_busy.take());
         if id != self.reading.id() {
             return None;
         }
@@ -260,5 +364,6 @@ impl<R> Drop for Holding<'_, R> {
         }
         // Dropping the role (when it is still here) ends the reading, reported as a panic.
         drop(HELD.replace(self.outer.take()));
+        BUSY.set(self.outer_busy.take());
     }
 }

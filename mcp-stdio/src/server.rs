@@ -100,7 +100,7 @@ impl Config {
         self.allow_batches
     }
 
-    /// The most threads that read the input or run `Session::handle` at once (default 64).
+    /// The most `Session::handle` calls that block at once (default 64).
     pub fn max_threads(&self) -> usize {
         self.max_threads
     }
@@ -149,10 +149,13 @@ impl ConfigBuilder {
         self
     }
 
-    /// The most threads that read the input or run `Session::handle` at once (default 64).
-    /// A session about to block in `handle` says so (`Outbound::will_block`), and the reading
-    /// goes on in another thread, up to this many; beyond it, input waits until a `handle`
-    /// returns.
+    /// The most `Session::handle` calls that block at once (default 64; the thread that
+    /// called `serve_on` may run one more, once). A session about to block in `handle` says
+    /// so (`Outbound::will_block`, `Outbound::will_await_peer`), and the reading goes on in
+    /// another thread. With this many blocked, input waits until one returns, unless all of
+    /// them wait for the client (whose answers only a reader delivers): then the next
+    /// announcement returns false and the session answers without blocking (the kit answers
+    /// busy, -32006), and reading goes on.
     pub fn max_threads(mut self, n: usize) -> Self {
         self.config.max_threads = n.max(1);
         self
@@ -218,11 +221,12 @@ where
     let (done_tx, done_rx) = bounded::<(Side, Ended)>(4);
     let stopped = Arc::new(AtomicBool::new(false));
 
-    // The workers: the readers the reading is handed to (one more than `max_threads`, as
-    // when the writer was one of them); none exists until needed. Reading jobs hold the executor too, so that when serving ends on an
-    // output failure (a reader still blocked in a read nobody can interrupt) the executor is
-    // dropped by the last reader at EOF, not joined here. The writer is not one of them (see
-    // `WriterStart`).
+    // The workers: the readers the reading is handed to, one more than `max_threads` (the
+    // one reading while the others block); none exists until needed. The reading waits in
+    // the queue for a worker only while one will come free (see `reading`). Reading jobs
+    // hold the executor too, so that when serving ends on an output failure (a reader still
+    // blocked in a read nobody can interrupt) the executor is dropped by the last reader at
+    // EOF, not joined here. The writer is not one of them (see `WriterStart`).
     let executor = Arc::new(
         Executor::builder()
             .name("mcp-stdio")
@@ -270,6 +274,7 @@ where
                 .with_batches(config.allow_batches)
                 .with_negotiated(negotiated),
             done: DoneSignal::new(done_tx.clone(), Side::Reader),
+            on_worker: !read_here,
         };
         let reading = Reading::new(
             Arc::clone(&shared_out),

@@ -30,8 +30,38 @@ struct Probe {
     /// for the client's answer to a sampling request does).
     release_tx: Sender<()>,
     release_rx: Receiver<()>,
+    /// Named gates: a `wait` or `await` with `{"gate": name}` waits for that one, opened by
+    /// the test or by a `release` with the same params.
+    gates: Gates,
+    /// The gate names that `handle`s started waiting for (after they announced it).
+    waiting: Sender<String>,
+    waiting_rx: Receiver<String>,
     /// The thread that called `serve_on`.
     serving: std::sync::OnceLock<thread::ThreadId>,
+}
+
+/// Gates opened by name (so that each blocked `handle` waits for its own).
+#[derive(Default)]
+struct Gates {
+    open: Mutex<std::collections::HashSet<String>>,
+    changed: std::sync::Condvar,
+}
+
+impl Gates {
+    fn open(&self, name: &str) {
+        self.open.lock().unwrap().insert(name.to_owned());
+        self.changed.notify_all();
+    }
+
+    /// True once `name` is open; false after `WAIT`.
+    fn wait(&self, name: &str) -> bool {
+        let open = self.open.lock().unwrap();
+        let (open, _) = self
+            .changed
+            .wait_timeout_while(open, WAIT, |o| !o.contains(name))
+            .unwrap();
+        open.contains(name)
+    }
 }
 
 struct Echo(Arc<Probe>);
@@ -145,19 +175,51 @@ impl Session for EchoSession {
                     Some(&r.id),
                 );
             }
-            "wait" => {
-                // Announced, so the transport reads on in another thread meanwhile.
-                out.will_block();
-                let released = self.probe.release_rx.recv_timeout(WAIT).is_ok();
+            "wait" | "await" | "wait_then_await" => {
+                // Announced, so the transport reads on in another thread meanwhile. `wait`
+                // ends on its own (the test releases it); `await` waits for the client (a
+                // `release` request, read by the transport); `wait_then_await` does one, then
+                // the other (gates `gate`, then `then`). Refused, answered at once (as the
+                // kit answers busy).
+                let p = r.params_value();
+                let gate = |name: &serde_json::Value| match name.as_str() {
+                    Some(name) => {
+                        let _ = self.probe.waiting.try_send(name.to_owned());
+                        self.probe.gates.wait(name)
+                    }
+                    None => self.probe.release_rx.recv_timeout(WAIT).is_ok(),
+                };
+                let answer = if r.method == "wait_then_await" {
+                    if !out.will_block() {
+                        serde_json::json!({ "refused": "wait" })
+                    } else if !gate(&p["gate"]) {
+                        serde_json::json!({ "released": false })
+                    } else if !out.will_await_peer() {
+                        serde_json::json!({ "refused": "await" })
+                    } else {
+                        serde_json::json!({ "released": gate(&p["then"]) })
+                    }
+                } else if if r.method == "await" {
+                    out.will_await_peer()
+                } else {
+                    out.will_block()
+                } {
+                    serde_json::json!({ "released": gate(&p["gate"]) })
+                } else {
+                    serde_json::json!({ "refused": true })
+                };
                 let _ = out.send(
-                    Response::new(r.id.clone(), &serde_json::json!({ "released": released }))
-                        .unwrap()
-                        .into(),
+                    Response::new(r.id.clone(), &answer).unwrap().into(),
                     Some(&r.id),
                 );
             }
             "release" => {
-                let _ = self.probe.release_tx.send(());
+                match r.params_value()["gate"].as_str() {
+                    Some(name) => self.probe.gates.open(name),
+                    None => {
+                        let _ = self.probe.release_tx.send(());
+                    }
+                }
                 let _ = out.send(
                     Response::new(r.id.clone(), &serde_json::json!({}))
                         .unwrap()
@@ -200,6 +262,7 @@ fn start(config: Config, farewell: bool, hold: bool) -> Harness {
     let (closed_tx, closed) = bounded(4);
     let (progress_tx, progress) = bounded(10_000);
     let (release_tx, release_rx) = bounded(16);
+    let (waiting, waiting_rx) = bounded(64);
     let probe = Arc::new(Probe {
         closed: closed_tx,
         progress: progress_tx,
@@ -208,6 +271,9 @@ fn start(config: Config, farewell: bool, hold: bool) -> Harness {
         hold,
         release_tx,
         release_rx,
+        gates: Gates::default(),
+        waiting,
+        waiting_rx,
         serving: std::sync::OnceLock::new(),
     });
     let (tx, result) = bounded(1);
@@ -620,6 +686,129 @@ fn blocked_handles_are_bounded_by_max_threads() {
     assert_eq!(second.id(), Some(&RequestId::Number(3)), "{second:?}");
     h.probe.release_tx.send(()).unwrap();
     assert!(h.read().is_some());
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn handles_awaiting_the_client_beyond_max_threads_are_refused_and_reading_goes_on() {
+    // Two threads may block in `handle` (and the one that called `serve_on`, once). When all
+    // of them wait for the client, the next `await` finds nobody left to read while it would
+    // wait: it is told so and answers at once, and reading goes on. Were it to wait, or the
+    // reading to wait for a thread, nothing would read the `release`s they all wait for: a
+    // deadlock that only their timeouts end.
+    let mut h = start(Config::builder().max_threads(2).build(), false, false);
+    h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    for id in 1..=4 {
+        h.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"await"}}"#
+        ));
+    }
+    h.echo(5, "read on");
+    let refused = h.read().expect("the refused await's answer");
+    assert_eq!(refused.id(), Some(&RequestId::Number(4)), "{refused:?}");
+    let Message::Response(r) = &refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(r.result::<serde_json::Value>().unwrap()["refused"], true);
+    let echoed = h.read().expect("the echo after it");
+    assert_eq!(echoed.id(), Some(&RequestId::Number(5)), "{echoed:?}");
+    // The client's releases are read, and the waiting ones end well.
+    for id in 6..=8 {
+        h.send_line(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"release"}}"#
+        ));
+    }
+    let mut answers: Vec<i64> = (0..6)
+        .map(|_| {
+            let m = h.read().unwrap();
+            let Message::Response(r) = &m else {
+                panic!("{m:?}")
+            };
+            let n = match m.id() {
+                Some(RequestId::Number(n)) => *n,
+                other => panic!("{other:?}"),
+            };
+            if n < 6 {
+                assert_eq!(
+                    r.result::<serde_json::Value>().unwrap()["released"],
+                    true,
+                    "{m:?}"
+                );
+            }
+            n
+        })
+        .collect();
+    answers.sort_unstable();
+    assert_eq!(answers, [1, 2, 3, 6, 7, 8]);
+    h.eof();
+    h.result().unwrap();
+}
+
+/// The id of an answer, and its result.
+fn answered(m: &Message) -> (i64, serde_json::Value) {
+    let Message::Response(r) = m else {
+        panic!("{m:?}")
+    };
+    match &r.id {
+        RequestId::Number(n) => (*n, r.result().unwrap()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_thread_that_serves_frees_no_worker_for_the_reading() {
+    // One handler thread: the thread that called `serve_on` blocks in a `wait` (it will end
+    // on its own, but its thread then returns to `serve_on`, not to the workers), one worker
+    // awaits the client, and the reading, on the other worker, meets a second `await`. No
+    // worker would ever come free for it: the `await` is refused and the reading goes on.
+    let mut h = start(Config::builder().max_threads(1).build(), false, false);
+    h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"wait","params":{"gate":"x"}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":2,"method":"await","params":{"gate":"a"}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":3,"method":"await","params":{"gate":"b"}}"#);
+    h.echo(4, "read on");
+    assert_eq!(
+        answered(&h.read().unwrap()),
+        (3, serde_json::json!({"refused": true}))
+    );
+    assert_eq!(answered(&h.read().unwrap()).0, 4);
+    h.probe.gates.open("x");
+    h.send_line(r#"{"jsonrpc":"2.0","id":5,"method":"release","params":{"gate":"a"}}"#);
+    let mut rest: Vec<_> = (0..3).map(|_| answered(&h.read().unwrap())).collect();
+    rest.sort_by_key(|(id, _)| *id);
+    assert_eq!(rest[0], (1, serde_json::json!({"released": true})));
+    assert_eq!(rest[1], (2, serde_json::json!({"released": true})));
+    assert_eq!(rest[2].0, 5);
+    h.eof();
+    h.result().unwrap();
+}
+
+#[test]
+fn a_handler_may_not_become_the_last_one_to_await_the_client_while_the_reading_waits() {
+    // One handler thread, two workers. The reading waits in the queue behind a handler that
+    // will end on its own (`wait_then_await`'s first half) and one that awaits the client.
+    // When the first turns to await the client too, nobody would be left to read its answer:
+    // it is refused, its worker comes free, and the reading goes on.
+    let mut h = start(Config::builder().max_threads(1).build(), false, false);
+    h.output.get_ref().set_read_timeout(Some(WAIT)).unwrap();
+    h.send_line(r#"{"jsonrpc":"2.0","id":1,"method":"await","params":{"gate":"a"}}"#);
+    h.send_line(
+        r#"{"jsonrpc":"2.0","id":2,"method":"wait_then_await","params":{"gate":"b","then":"c"}}"#,
+    );
+    h.send_line(r#"{"jsonrpc":"2.0","id":3,"method":"await","params":{"gate":"d"}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":4,"method":"release","params":{"gate":"a"}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","id":5,"method":"release","params":{"gate":"d"}}"#);
+    // Once `d` is awaited the reading waits for a worker (the releases are not read yet);
+    // then `b` opens.
+    while h.probe.waiting_rx.recv_timeout(WAIT).unwrap() != "d" {}
+    h.probe.gates.open("b");
+    let mut all: Vec<_> = (0..5).map(|_| answered(&h.read().unwrap())).collect();
+    all.sort_by_key(|(id, _)| *id);
+    assert_eq!(all[0], (1, serde_json::json!({"released": true})));
+    assert_eq!(all[1], (2, serde_json::json!({"refused": "await"})));
+    assert_eq!(all[2], (3, serde_json::json!({"released": true})));
+    assert_eq!((all[3].0, all[4].0), (4, 5));
     h.eof();
     h.result().unwrap();
 }

@@ -569,7 +569,9 @@ impl TaskRun {
 struct TaskLink;
 
 impl Link for TaskLink {
-    fn will_block(&self, _call: &Arc<Call>) {}
+    fn will_await_peer(&self, _call: &Arc<Call>) -> bool {
+        true
+    }
     fn progress(&self, call: &Call, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(run) = call.task.as_ref() else {
             return;

@@ -19,12 +19,17 @@ pub struct Client {
 
 impl Client {
     pub fn start(server: Server) -> Client {
+        Client::start_with(server, mcp_stdio::Config::default())
+    }
+
+    /// [`Client::start`] with this transport configuration.
+    pub fn start_with(server: Server, config: mcp_stdio::Config) -> Client {
         let (ours, theirs) = UnixStream::pair().unwrap();
         ours.set_read_timeout(Some(WAIT)).unwrap();
         let (tx, served) = sync_channel(1);
         let reader = theirs.try_clone().unwrap();
         std::thread::spawn(move || {
-            let r = mcp_stdio::serve_on(reader, theirs, server, &mcp_stdio::Config::default());
+            let r = mcp_stdio::serve_on(reader, theirs, server, &config);
             let _ = tx.send(r);
         });
         let output = BufReader::new(ours.try_clone().unwrap());
@@ -55,9 +60,14 @@ impl Client {
 
     /// Runs the 2025-11-25 handshake (the server's pings, if any, are skipped).
     pub fn initialize(&mut self) {
+        self.initialize_with(json!({}));
+    }
+
+    /// [`Client::initialize`], declaring these client capabilities.
+    pub fn initialize_with(&mut self, capabilities: Value) {
         self.send(
             json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "c", "version": "1"}}}),
         );
         loop {
