@@ -254,6 +254,27 @@ fn elicit_inside_a_task_parks_it_in_input_required_until_tasks_update_answers() 
         json!({"taskId": t, "inputResponses": {"nope": {"action": "accept"}}}),
     );
     assert_eq!(ignored["result"], json!({"resultType": "complete"}));
+    // A malformed answer to its question is the client's error: it is not delivered, and the
+    // task still waits for input.
+    let bad = p.ext(
+        6,
+        "tasks/update",
+        json!({"taskId": t, "inputResponses": {key: {"action": "zzz"}, "nope": {}}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(key.as_str()),
+        "{bad}"
+    );
+    let still = p.ext(7, "tasks/get", json!({"taskId": t}));
+    assert_eq!(still["result"]["status"], "input_required", "{still}");
+    assert!(
+        still["result"]["inputRequests"].get(key).is_some(),
+        "{still}"
+    );
     let ack = p.ext(
         4,
         "tasks/update",

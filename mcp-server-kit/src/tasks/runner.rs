@@ -423,17 +423,36 @@ pub(crate) fn update(
     let Some(run) = call.task.as_ref() else {
         return ack();
     };
-    for (key, response) in p.input_responses {
-        let value = match response {
-            InputResponse::Other(Value::Null) => continue,
-            InputResponse::Other(v) => v,
-            typed => match serde_json::to_value(typed) {
-                Ok(v) => v,
-                Err(_) => continue,
-            },
-        };
+    // Every answer to a question the task still asks is checked before any is delivered: a
+    // malformed one is the client's error (-32602), and the task keeps waiting for all of
+    // them, as if this update had not come.
+    let mut answers = Vec::new();
+    {
+        let waiters = run.waiters();
+        for (key, response) in p.input_responses {
+            let Some((method, _)) = waiters.get(&key) else {
+                // Not outstanding (never asked, answered already): ignored, as the spec says.
+                continue;
+            };
+            let value = match response {
+                InputResponse::Other(Value::Null) => continue,
+                InputResponse::Other(v) => v,
+                typed => match serde_json::to_value(typed) {
+                    Ok(v) => v,
+                    Err(_) => continue,
+                },
+            };
+            if let Err(why) = check_answer(method, &value) {
+                return Outcome::Error(ErrorObject::invalid_params(format!(
+                    "inputResponses[{key:?}] is no {method} result: {why}"
+                )));
+            }
+            answers.push((key, value));
+        }
+    }
+    for (key, value) in answers {
         let waiter = run.waiters().remove(&key);
-        if let Some(tx) = waiter {
+        if let Some((_, tx)) = waiter {
             // The request leaves the task now, so the next `tasks/get` shows only what is
             // still outstanding.
             run.forget(&key);
@@ -441,6 +460,19 @@ pub(crate) fn update(
         }
     }
     ack()
+}
+
+/// Whether `answer` reads as the result of `method`, the request it answers, as the handler
+/// will read it.
+fn check_answer(method: &str, answer: &Value) -> Result<(), serde_json::Error> {
+    use mcp_core::types::{CreateMessageResult, ElicitResult, ListRootsResult, methods};
+    use serde::Deserialize;
+    match method {
+        methods::SAMPLING_CREATE_MESSAGE => CreateMessageResult::deserialize(answer).map(drop),
+        methods::ELICITATION_CREATE => ElicitResult::deserialize(answer).map(drop),
+        methods::ROOTS_LIST => ListRootsResult::deserialize(answer).map(drop),
+        _ => Ok(()),
+    }
 }
 
 /// `tasks/cancel`: ends a task that is still going (`cancelled`), and tells its handler;
@@ -475,8 +507,9 @@ pub(crate) fn cancel(
 pub(crate) struct TaskRun {
     id: String,
     store: Arc<dyn TaskStore>,
-    /// Outstanding input requests of the handler, by key: where the answer goes.
-    waiters: Mutex<HashMap<String, Sender<Value>>>,
+    /// Outstanding input requests of the handler, by key: their method, and where the answer
+    /// goes.
+    waiters: Mutex<HashMap<String, (String, Sender<Value>)>>,
     /// Positional keys for input calls that name none.
     next: AtomicUsize,
     /// How long an input call waits for its answer.
@@ -484,7 +517,7 @@ pub(crate) struct TaskRun {
 }
 
 impl TaskRun {
-    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<String, Sender<Value>>> {
+    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Sender<Value>)>> {
         self.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -529,7 +562,7 @@ impl TaskRun {
         let request: InputRequest = serde_json::from_value(Value::Object(request))
             .map_err(|e| Error::InvalidParams(e.to_string()))?;
         let (tx, rx) = bounded(1);
-        self.waiters().insert(key.clone(), tx);
+        self.waiters().insert(key.clone(), (method.to_owned(), tx));
         let now = iso_now();
         let mut request = Some(request);
         let live = self.store.update(&self.id, &mut |r| {
