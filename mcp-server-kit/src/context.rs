@@ -23,8 +23,8 @@ use mcp_core::types::CallToolResult;
 #[cfg(feature = "tasks")]
 use mcp_core::types::tasks_ext;
 use mcp_core::types::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    Implementation, ListRootsResult, LoggingLevel, methods,
+    CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
+    ElicitResult, Implementation, ListRootsResult, LoggingLevel, methods,
 };
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::Serialize;
@@ -424,10 +424,19 @@ impl Context {
         if !has_capability(&self.call.client_capabilities, cap) {
             return Err(Error::MissingCapability(cap.to_owned()));
         }
+        // A form's answer is checked against the form (see `check_form`).
+        let form = if method == methods::ELICITATION_CREATE {
+            params.get("requestedSchema").cloned()
+        } else {
+            None
+        };
+        let form = form.as_ref();
         if let Some(task) = &self.call.task {
             // A task asks through its task: it shows the request as `input_required` and
             // waits here for the answer `tasks/update` brings.
             let answer = task.ask(&self.call, method, params, key)?;
+            check_answer(method, form, &answer)
+                .map_err(|why| Error::BadAnswer(BadAnswer::new(why)))?;
             return serde_json::from_value(answer).map_err(|e| {
                 Error::BadAnswer(BadAnswer::decoding(format!("no {method} result"), e))
             });
@@ -438,17 +447,25 @@ impl Context {
                     self.call
                         .link
                         .request(&self.call, method, params, self.call.timeout)?;
+                check_answer(method, form, &answer)
+                    .map_err(|why| Error::BadAnswer(BadAnswer::new(why)))?;
                 serde_json::from_value(answer).map_err(|e| {
                     Error::BadAnswer(BadAnswer::decoding(format!("no {method} result"), e))
                 })
             }
             Era::Modern => {
                 let (key, answer) = self.input(method, params, key)?;
-                serde_json::from_value(answer).map_err(|e| {
-                    let bad = BadAnswer::decoding(
-                        format!("inputResponses[{key:?}] is no {method} result"),
-                        e,
-                    );
+                let decoded = match check_answer(method, form, &answer) {
+                    Err(why) => Err(BadAnswer::new(format!("inputResponses[{key:?}]: {why}"))),
+                    Ok(()) => serde_json::from_value(answer).map_err(|e| {
+                        BadAnswer::decoding(
+                            format!("inputResponses[{key:?}] is no {method} result"),
+                            e,
+                        )
+                    }),
+                };
+                decoded.map_err(|bad| {
+                    // The client's error: the request is answered -32602 (`dispatch`).
                     if let Ok(mut inputs) = self.call.inputs.lock() {
                         let inputs = inputs.get_or_insert_with(Box::default);
                         inputs.bad.get_or_insert((key, bad.to_string()));
@@ -508,6 +525,46 @@ pub(crate) fn has_capability(caps: &Value, path: &str) -> bool {
         }
     }
     true
+}
+
+/// What an answer to `method` must hold beyond its shape: an accepted form (`elicitation/create`
+/// with `requestedSchema` `form`) has content values that are each a string, a number, a
+/// boolean or a list of strings (all `ElicitResult` allows), and content that matches the
+/// form, so a handler never reads a field the user was not asked for, or misses a required
+/// one. Other answers, and answers whose shape is wrong (reported where they are decoded),
+/// pass.
+pub(crate) fn check_answer(
+    method: &str,
+    form: Option<&Value>,
+    answer: &Value,
+) -> Result<(), String> {
+    if method != methods::ELICITATION_CREATE {
+        return Ok(());
+    }
+    let Ok(r) = <ElicitResult as serde::Deserialize>::deserialize(answer) else {
+        return Ok(());
+    };
+    if r.action != ElicitAction::Accept {
+        return Ok(());
+    }
+    let content = r.content.unwrap_or_default();
+    for (name, v) in &content {
+        let fits = match v {
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => true,
+            Value::Array(items) => items.iter().all(Value::is_string),
+            _ => false,
+        };
+        if !fits {
+            return Err(format!(
+                "content.{name} is not a string, number, boolean or list of strings"
+            ));
+        }
+    }
+    match form {
+        Some(schema) => crate::validate::validate(schema, &Value::Object(content))
+            .map_err(|e| format!("the content does not match the requested schema: {e}")),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

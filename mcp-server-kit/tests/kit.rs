@@ -204,6 +204,23 @@ fn legacy_elicitation_is_a_blocking_round_trip() {
     let (r, _) = p.response(1);
     assert_eq!(r["result"]["content"][0]["text"], "hello \"ada\"");
 
+    // Content the form did not ask for never reaches the handler: a value of the wrong type,
+    // or one that is no primitive.
+    for (id, content) in [
+        (2, json!({"name": 5})),
+        (3, json!({"name": "ada", "extra": {"nested": [1]}})),
+    ] {
+        p.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "ask"}}));
+        let ask = p.next();
+        p.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+                      "result": {"action": "accept", "content": content}}));
+        let (r, _) = p.response(id);
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let text = r["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(!text.starts_with("hello"), "{r}");
+    }
+
     // Without the capability the call is refused before anything is sent to the client.
     let q = Peer::open(&server);
     q.initialize("2025-11-25", json!({}));
@@ -265,6 +282,25 @@ fn modern_elicitation_is_input_required_then_retry() {
     let done = retry(2, &state);
     assert_eq!(done["result"]["resultType"], "complete");
     assert_eq!(done["result"]["content"][0]["text"], "hello \"bob\"");
+
+    // Content that does not match the form is the client's error.
+    let wrong = p.request(
+        5,
+        "tools/call",
+        modern(
+            json!({"name": "ask", "requestState": state,
+                   "inputResponses": {"input-0": {"action": "accept", "content": {"name": 5}}}}),
+            caps.clone(),
+        ),
+    );
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
+    assert!(
+        wrong["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("input-0"),
+        "{wrong}"
+    );
 
     let mut forged = state.into_bytes();
     let last = forged.len() - 1;

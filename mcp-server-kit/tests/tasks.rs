@@ -269,6 +269,13 @@ fn elicit_inside_a_task_parks_it_in_input_required_until_tasks_update_answers() 
             .contains(key.as_str()),
         "{bad}"
     );
+    // So is content that does not match the form.
+    let wrong = p.ext(
+        8,
+        "tasks/update",
+        json!({"taskId": t, "inputResponses": {key: {"action": "accept", "content": {"name": 5}}}}),
+    );
+    assert_eq!(wrong["error"]["code"], -32602, "{wrong}");
     let still = p.ext(7, "tasks/get", json!({"taskId": t}));
     assert_eq!(still["result"]["status"], "input_required", "{still}");
     assert!(

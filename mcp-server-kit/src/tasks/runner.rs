@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::store::{MemoryTaskStore, TaskRecord, TaskStore};
 use super::time::{Ids, iso_now};
-use crate::context::{Call, Cancel, Context, Continuation, Link};
+use crate::context::{Call, Cancel, Context, Continuation, Link, check_answer};
 use crate::dispatch::{self, Outcome};
 use crate::error::Error;
 use crate::shared::Shared;
@@ -430,7 +430,7 @@ pub(crate) fn update(
     {
         let waiters = run.waiters();
         for (key, response) in p.input_responses {
-            let Some((method, _)) = waiters.get(&key) else {
+            let Some(waiter) = waiters.get(&key) else {
                 // Not outstanding (never asked, answered already): ignored, as the spec says.
                 continue;
             };
@@ -442,9 +442,13 @@ pub(crate) fn update(
                     Err(_) => continue,
                 },
             };
-            if let Err(why) = check_answer(method, &value) {
+            let method = &waiter.method;
+            let checked = check_shape(method, &value)
+                .map_err(|e| format!("is no {method} result: {e}"))
+                .and_then(|()| check_answer(method, waiter.form.as_ref(), &value));
+            if let Err(why) = checked {
                 return Outcome::Error(ErrorObject::invalid_params(format!(
-                    "inputResponses[{key:?}] is no {method} result: {why}"
+                    "inputResponses[{key:?}]: {why}"
                 )));
             }
             answers.push((key, value));
@@ -452,7 +456,7 @@ pub(crate) fn update(
     }
     for (key, value) in answers {
         let waiter = run.waiters().remove(&key);
-        if let Some((_, tx)) = waiter {
+        if let Some(Waiter { tx, .. }) = waiter {
             // The request leaves the task now, so the next `tasks/get` shows only what is
             // still outstanding.
             run.forget(&key);
@@ -464,7 +468,7 @@ pub(crate) fn update(
 
 /// Whether `answer` reads as the result of `method`, the request it answers, as the handler
 /// will read it.
-fn check_answer(method: &str, answer: &Value) -> Result<(), serde_json::Error> {
+fn check_shape(method: &str, answer: &Value) -> Result<(), serde_json::Error> {
     use mcp_core::types::{CreateMessageResult, ElicitResult, ListRootsResult, methods};
     use serde::Deserialize;
     match method {
@@ -502,14 +506,21 @@ pub(crate) fn cancel(
     ack()
 }
 
+/// An input request of a task's handler that waits for its answer.
+struct Waiter {
+    method: String,
+    /// The requested schema of a form (`elicitation/create`), which its answer must match.
+    form: Option<Value>,
+    tx: Sender<Value>,
+}
+
 /// A running task, as its handler's `Context` sees it: input calls park the task in
 /// `input_required` and wait for `tasks/update`.
 pub(crate) struct TaskRun {
     id: String,
     store: Arc<dyn TaskStore>,
-    /// Outstanding input requests of the handler, by key: their method, and where the answer
-    /// goes.
-    waiters: Mutex<HashMap<String, (String, Sender<Value>)>>,
+    /// Outstanding input requests of the handler, by key.
+    waiters: Mutex<HashMap<String, Waiter>>,
     /// Positional keys for input calls that name none.
     next: AtomicUsize,
     /// How long an input call waits for its answer.
@@ -517,7 +528,7 @@ pub(crate) struct TaskRun {
 }
 
 impl TaskRun {
-    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Sender<Value>)>> {
+    fn waiters(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiter>> {
         self.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -552,6 +563,11 @@ impl TaskRun {
             || format!("input-{}", self.next.fetch_add(1, Ordering::Relaxed)),
             str::to_owned,
         );
+        let form = if method == mcp_core::types::methods::ELICITATION_CREATE {
+            params.get("requestedSchema").cloned()
+        } else {
+            None
+        };
         let mut request = Map::new();
         request.insert("method".into(), Value::from(method));
         if method != mcp_core::types::methods::ROOTS_LIST
@@ -562,7 +578,12 @@ impl TaskRun {
         let request: InputRequest = serde_json::from_value(Value::Object(request))
             .map_err(|e| Error::InvalidParams(e.to_string()))?;
         let (tx, rx) = bounded(1);
-        self.waiters().insert(key.clone(), (method.to_owned(), tx));
+        let waiter = Waiter {
+            method: method.to_owned(),
+            form,
+            tx,
+        };
+        self.waiters().insert(key.clone(), waiter);
         let now = iso_now();
         let mut request = Some(request);
         let live = self.store.update(&self.id, &mut |r| {
