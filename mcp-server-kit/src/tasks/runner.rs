@@ -443,13 +443,15 @@ pub(crate) fn update(
                 },
             };
             let method = &waiter.method;
-            let checked = check_shape(method, &value)
-                .map_err(|e| format!("is no {method} result: {e}"))
-                .and_then(|()| check_answer(method, waiter.form.as_ref(), &value));
+            let checked = match check_shape(method, &value) {
+                Err(e) => Err(format!(
+                    "inputResponses[{key:?}] is no {method} result: {e}"
+                )),
+                Ok(()) => check_answer(method, waiter.form.as_ref(), &value)
+                    .map_err(|why| format!("inputResponses[{key:?}]: {why}")),
+            };
             if let Err(why) = checked {
-                return Outcome::Error(ErrorObject::invalid_params(format!(
-                    "inputResponses[{key:?}]: {why}"
-                )));
+                return Outcome::Error(ErrorObject::invalid_params(why));
             }
             answers.push((key, value));
         }
