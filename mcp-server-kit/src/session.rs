@@ -7,10 +7,10 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use crossbeam_channel::{RecvTimeoutError, Sender, bounded};
 use mcp_core::engine::{
     ClientNotice, ListKind, Outcome as EngineOutcome, RequestContext, ServerEngine, ServerStep,
     Timeout,
@@ -36,7 +36,7 @@ use crate::shared::Shared;
 use crate::tasks::runner as tasks;
 use crate::tool::{ToolLimit, ToolOutput};
 
-type Waiter = SyncSender<Result<Value, Error>>;
+type Waiter = Sender<Result<Value, Error>>;
 
 /// A 2026-07-28 `subscriptions/listen` stream and what it opted in to.
 struct Listen {
@@ -911,7 +911,7 @@ impl Link for KitSession {
         if !self.will_await_peer(call) {
             return Err(Error::Protocol(busy()));
         }
-        let (tx, rx) = sync_channel(1);
+        let (tx, rx) = bounded(1);
         let (oid, msg) = {
             let mut st = self.state();
             if st.closed || call.cancel.is_fired() {
@@ -972,7 +972,7 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
 
 #[cfg(test)]
 mod typed_dispatch_tests {
-    use std::sync::mpsc::Receiver;
+    use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
     use mcp_core::jsonrpc::decode;
     use mcp_core::service::{Closed, Service};
