@@ -479,11 +479,7 @@ impl KitSession {
             if !self.shared.config.quick_handlers
                 && self.outbound().is_some_and(|out| !out.will_block())
             {
-                // Blocking now could leave nobody to read while the other handlers wait
-                // for the client: answered busy, unrun.
-                call.listed.store(true, Ordering::Release);
-                self.finish(&call.id, method, call.version, Outcome::Error(busy()));
-                return;
+                return self.refuse_busy(&call, method);
             }
             let ctx = Context { call };
             let outcome = run(&self.shared, &ctx);
@@ -506,6 +502,15 @@ impl KitSession {
             log::debug!("handler runs inline: {rejected}");
             rejected.into_job()();
         }
+    }
+
+    /// Blocking now could leave nobody to read while the other handlers wait for the client:
+    /// the call is answered busy, unrun (out of line: the rare case it is).
+    #[cold]
+    #[inline(never)]
+    fn refuse_busy(&self, call: &Call, method: &str) {
+        call.listed.store(true, Ordering::Release);
+        self.finish(&call.id, method, call.version, Outcome::Error(busy()));
     }
 
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).

@@ -51,16 +51,19 @@ pub(crate) struct Role<R> {
     pub(crate) on_worker: bool,
 }
 
-/// A role held by a thread inside `handle`: which reading it belongs to (its address), and
-/// the role itself (a `Box<Role<R>>`; the cell cannot be generic).
-type Held = (usize, Box<dyn Any + Send>);
+/// What a thread inside `handle` holds of a reading (which one: its address).
+enum Slot {
+    /// The reading's role (a `Box<Role<R>>`; the cell cannot be generic): the thread reads
+    /// on when `handle` returns.
+    Reader(usize, Box<dyn Any + Send>),
+    /// The reading went to another thread from here: this worker's `handle` counts in the
+    /// reading's `Load`, as waiting for the peer (true) or not.
+    Busy(usize, bool),
+}
 
 thread_local! {
-    /// Set while this thread runs `handle` as the reader; taken by `hand_off`.
-    static HELD: Cell<Option<Held>> = const { Cell::new(None) };
-    /// Set while this thread runs `handle` after it handed the reading over: which reading
-    /// (its address), and whether this `handle` said it waits for the peer.
-    static BUSY: Cell<Option<(usize, bool)>> = const { Cell::new(None) };
+    /// Set while this thread runs `handle` for a reading; changed by `hand_off`.
+    static SLOT: Cell<Option<Slot>> = const { Cell::new(None) };
 }
 
 /// The threads a reading handed over, still in `handle` (see the module documentation).
@@ -168,8 +171,7 @@ impl<R: Read + Send + 'static> Reading<R> {
             // is set aside and put back after.
             let mut holding = Holding {
                 reading: &self,
-                outer: HELD.replace(Some((self.id(), role))),
-                outer_busy: BUSY.take(),
+                outer: SLOT.replace(Some(Slot::Reader(self.id(), role))),
                 returned: false,
             };
             self.session.handle(msg);
@@ -177,15 +179,12 @@ impl<R: Read + Send + 'static> Reading<R> {
             match holding.take_back() {
                 // The answers can no longer go out (the client stopped listening): reading
                 // ends, and serving with it, as at the end of input.
-                Some(r) if self.output.is_lost() => return self.finish(*r, Ok(())),
-                Some(r) => role = r,
+                Back::Role(r) if self.output.is_lost() => return self.finish(*r, Ok(())),
+                Back::Role(r) => role = r,
                 // Another thread reads now; this one returns (to the executor, or to the
-                // `serve_on` that called it).
-                None => {
-                    self.handled();
-                    BUSY.set(holding.outer_busy.take());
-                    return;
-                }
+                // `serve_on` that called it), a worker free again.
+                Back::Busy(awaited) => return self.handled(awaited),
+                Back::Gone => return,
             }
         }
     }
@@ -214,32 +213,21 @@ impl<R: Read + Send + 'static> Reading<R> {
         }
     }
 
-    /// A `handle` that handed the reading over has returned: its thread is free.
-    fn handled(&self) {
-        if let Some((id, awaited)) = BUSY.take() {
-            if id == self.id() {
-                let mut load = lock(&self.load);
-                load.busy -= 1;
-                load.awaiting -= usize::from(awaited);
-            }
-        }
+    /// A worker's `handle` that handed the reading over has returned: the worker is free.
+    fn handled(&self, awaited: bool) {
+        let mut load = lock(&self.load);
+        load.busy -= 1;
+        load.awaiting -= usize::from(awaited);
     }
 
-    /// A thread that handed the reading over says its `handle` now waits for the peer; false
+    /// A worker that handed the reading over says its `handle` now waits for the peer; false
     /// when that would leave nobody to read what it waits for.
     fn await_peer(&self) -> bool {
-        match BUSY.get() {
-            Some((id, false)) if id == self.id() => {}
-            // Counted already, or not a thread of this reading's (a task's, another
-            // reading's): nothing to count.
-            _ => return true,
-        }
         let mut load = lock(&self.load);
         if load.queued && load.awaiting + 1 >= load.busy {
             return false;
         }
         load.awaiting += 1;
-        BUSY.set(Some((self.id(), true)));
         true
     }
 
@@ -256,25 +244,32 @@ impl<R: Read + Send + 'static> Reading<R> {
 
 impl<R: Read + Send + 'static> HandOff for Reading<R> {
     fn hand_off(&self, awaits: bool) -> bool {
-        // Not this reading's reader inside `handle`: a thread that handed it over already
-        // (which may now wait for the peer), or one of another reading.
-        let Some((id, held)) = HELD.take() else {
-            return !awaits || self.await_peer();
+        let id = self.id();
+        let held = match SLOT.take() {
+            Some(Slot::Reader(of, held)) if of == id => held,
+            // A worker of this reading that handed it over already, now to wait for the peer.
+            Some(Slot::Busy(of, false)) if of == id && awaits => {
+                let counted = self.await_peer();
+                SLOT.set(Some(Slot::Busy(id, counted)));
+                return counted;
+            }
+            // Counted already, or not a thread of this reading's (a task's, another
+            // reading's): someone else reads.
+            other => {
+                SLOT.set(other);
+                return true;
+            }
         };
-        if id != self.id() {
-            HELD.set(Some((id, held)));
-            return true;
-        }
         // The address is this reading's, so the role is of its type.
         let role = match held.downcast::<Role<R>>() {
             Ok(role) => role,
             Err(held) => {
-                HELD.set(Some((id, held)));
+                SLOT.set(Some(Slot::Reader(id, held)));
                 return true;
             }
         };
         let Some(me) = self.me.upgrade() else {
-            HELD.set(Some((id, role)));
+            SLOT.set(Some(Slot::Reader(id, role)));
             return true;
         };
         // The role travels in a cell, so that it comes back if the job cannot be started.
@@ -310,7 +305,7 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
                 if worker {
                     load.busy += 1;
                     load.awaiting += usize::from(awaits);
-                    BUSY.set(Some((self.id(), awaits)));
+                    SLOT.set(Some(Slot::Busy(id, awaits)));
                 }
                 true
             }
@@ -319,7 +314,7 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
                 drop(load);
                 log::debug!("stdio: no thread can take the reading over: {e}");
                 if let Some(role) = lock(&cell).take() {
-                    HELD.set(Some((id, role)));
+                    SLOT.set(Some(Slot::Reader(id, role)));
                 }
                 false
             }
@@ -333,22 +328,32 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
 /// meanwhile hands nothing more to the session.
 struct Holding<'a, R> {
     reading: &'a Reading<R>,
-    /// What the cells held before (a reading nested in a handler's), put back after.
-    outer: Option<Held>,
-    outer_busy: Option<(usize, bool)>,
+    /// What the cell held before (a reading nested in a handler's), put back after.
+    outer: Option<Slot>,
     returned: bool,
 }
 
+/// What a thread has of the reading once its `handle` returned.
+enum Back<R> {
+    /// The role: no hand-off happened inside `handle`.
+    Role(Box<Role<R>>),
+    /// The reading went to another thread, and this worker was counted (waiting for the peer
+    /// or not).
+    Busy(bool),
+    /// The reading went to another thread, and this one was not counted.
+    Gone,
+}
+
 impl<R: 'static> Holding<'_, R> {
-    /// The role, if this thread still holds it (no hand-off happened inside `handle`).
-    fn take_back(&mut self) -> Option<Box<Role<R>>> {
-        let (id, held) = HELD.replace(self.outer.take())?;
-        // Held to the end: `handle` never handed it over, so this thread was never busy.
-        BUSY.set(self.outer_busy.take());
-        if id != self.reading.id() {
-            return None;
+    fn take_back(&mut self) -> Back<R> {
+        let id = self.reading.id();
+        match SLOT.replace(self.outer.take()) {
+            Some(Slot::Reader(of, held)) if of == id => {
+                held.downcast::<Role<R>>().map_or(Back::Gone, Back::Role)
+            }
+            Some(Slot::Busy(of, awaited)) if of == id => Back::Busy(awaited),
+            _ => Back::Gone,
         }
-        held.downcast::<Role<R>>().ok()
     }
 }
 
@@ -363,7 +368,6 @@ impl<R> Drop for Holding<'_, R> {
             r.on_panic.report_panic();
         }
         // Dropping the role (when it is still here) ends the reading, reported as a panic.
-        drop(HELD.replace(self.outer.take()));
-        BUSY.set(self.outer_busy.take());
+        drop(SLOT.replace(self.outer.take()));
     }
 }
