@@ -4,9 +4,13 @@
 mod common;
 
 use std::io::{BufReader, Read, Write};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_core::jsonrpc::{Message, Request, Response};
+use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
 use serde_json::json;
 
@@ -245,6 +249,96 @@ fn requests_beyond_the_in_flight_cap_get_503() {
         let _ = s.read_to_end(&mut rest);
     }
     assert_eq!(h.in_flight(), 0);
+    assert!(alive(&h));
+}
+
+/// A service whose `ask` asks the client a question (a `ping` of its own) and waits, inside
+/// `handle` on the request's thread (holding its place under the in-flight cap), for the
+/// answer, as a handler waiting for a sampling answer does.
+struct Asking(Arc<(Sender<()>, Receiver<()>)>);
+
+struct AskingSession {
+    out: Arc<dyn Outbound>,
+    answers: Arc<(Sender<()>, Receiver<()>)>,
+}
+
+impl Service for Asking {
+    fn open(&self, _: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        Arc::new(AskingSession {
+            out,
+            answers: self.0.clone(),
+        })
+    }
+}
+
+impl Session for AskingSession {
+    fn handle(&self, msg: Message) {
+        let r = match msg {
+            Message::Request(r) => r,
+            Message::Response(_) => {
+                let _ = self.answers.0.send(());
+                return;
+            }
+            _ => return,
+        };
+        let result = match r.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "serverInfo": {"name": "t", "version": "1"}}),
+            "ask" => {
+                let question = Request::new(format!("q-{}", r.id), "ping", &json!({})).unwrap();
+                let _ = self.out.send(question.into(), Some(&r.id));
+                json!({"answered": self.answers.1.recv_timeout(WAIT).is_ok()})
+            }
+            _ => json!({}),
+        };
+        let _ = self.out.send(
+            Response::new(r.id.clone(), &result).unwrap().into(),
+            Some(&r.id),
+        );
+    }
+
+    fn close(&self) {}
+}
+
+#[test]
+fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
+    let h = HttpServer::builder()
+        .max_in_flight(2)
+        .build(Asking(Arc::new(bounded(4))))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let sid = open_session(a, "2025-06-18");
+    let with_session = [ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())];
+    // Two calls, each waiting for the answer to its question, hold both places.
+    let mut calls: Vec<SseClient> = (1..=2)
+        .map(|id| {
+            let mut c =
+                SseClient::open(a, "POST", "/mcp", &with_session, &rpc(id, "ask", json!({})));
+            assert_eq!(c.status, 200);
+            let q: serde_json::Value = serde_json::from_str(&c.next().unwrap().data).unwrap();
+            assert_eq!(q["id"], format!("q-{id}"));
+            c
+        })
+        .collect();
+    assert_eq!(h.in_flight(), 2);
+    let refused = request(a, "POST", "/mcp", &with_session, &rpc(3, "ping", json!({})));
+    assert_eq!(refused.status, 503, "a request still waits for a place");
+    // Their answers come through all the same, and the calls end.
+    for (id, call) in (1..=2).zip(calls.iter_mut()) {
+        let answer = json!({"jsonrpc": "2.0", "id": format!("q-{id}"), "result": {}});
+        let r = request(
+            a,
+            "POST",
+            "/mcp",
+            &with_session,
+            answer.to_string().as_bytes(),
+        );
+        assert_eq!(r.status, 202, "{}", String::from_utf8_lossy(&r.body));
+        let done: serde_json::Value = serde_json::from_str(&call.next().unwrap().data).unwrap();
+        assert_eq!(done["result"]["answered"], true, "{done}");
+    }
     assert!(alive(&h));
 }
 

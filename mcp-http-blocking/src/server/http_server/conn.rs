@@ -148,12 +148,71 @@ fn drain<R: Read, W: Write>(body: &mut BodyReader<'_, R, W>, sock: &Socket, io: 
     drained && sock.0.set_read_timeout(Some(io)).is_ok()
 }
 
-/// A place under the server's in-flight cap, given back when dropped.
-struct InFlight<'a>(&'a Shared);
+/// Where a request is handled, given back when dropped: a place under the server's in-flight
+/// cap, or one of the few beyond it for bodies that carry only answers.
+enum Place<'a> {
+    InFlight(&'a Shared),
+    Answers(&'a Shared),
+}
 
-impl Drop for InFlight<'_> {
+impl Drop for Place<'_> {
     fn drop(&mut self) {
-        self.0.leave();
+        match self {
+            Place::InFlight(shared) => shared.leave(),
+            Place::Answers(shared) => {
+                shared.answering.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// How many requests at once may be taken beyond the in-flight cap because they carry only
+/// answers and notifications (see [`answers_beyond_cap`]).
+const ANSWER_PLACES: usize = 64;
+
+/// At the in-flight cap, a POST whose body holds only answers to the server's own requests
+/// (and notifications) is still taken, read whole (up to the body limit) under one of
+/// [`ANSWER_PLACES`] places: the handlers that hold the cap may be waiting for exactly these
+/// answers (512 calls each waiting for a sampling answer saw every answer refused 503, and
+/// waited out their 60 s timeouts), and a cancellation frees places. Anything else, or no
+/// place free, is `None`: 503 as before. An answer is delivered, never waited on, so these
+/// places free again at once.
+fn answers_beyond_cap<'a, R: Read, W: Write>(
+    shared: &'a Shared,
+    req: &HttpRequest,
+    body: &mut BodyReader<'_, R, W>,
+) -> Option<(Place<'a>, Vec<u8>)> {
+    if req.method != "POST" {
+        return None;
+    }
+    if shared.answering.fetch_add(1, Ordering::SeqCst) >= ANSWER_PLACES {
+        shared.answering.fetch_sub(1, Ordering::SeqCst);
+        return None;
+    }
+    let place = Place::Answers(shared);
+    let limit = shared.core.config().max_body();
+    let mut bytes = Vec::new();
+    let read = Read::by_ref(body)
+        .take(limit as u64 + 1)
+        .read_to_end(&mut bytes);
+    if read.is_err() || bytes.len() > limit || !only_answers(&bytes) {
+        return None;
+    }
+    Some((place, bytes))
+}
+
+/// True when `bytes` is JSON-RPC with no request in it: one message or a batch of them, each
+/// an answer (an `id` and no `method`) or a notification (a `method` and no `id`).
+fn only_answers(bytes: &[u8]) -> bool {
+    use serde_json::Value;
+    let no_request = |m: &Value| {
+        m.as_object()
+            .is_some_and(|o| !(o.contains_key("method") && o.contains_key("id")))
+    };
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Array(batch)) => !batch.is_empty() && batch.iter().all(no_request),
+        Ok(one) => no_request(&one),
+        Err(_) => false,
     }
 }
 
@@ -214,17 +273,23 @@ pub(super) fn serve(
         let body_end = Instant::now() + shared.io_timeout;
         let mut body = BodyReader::new(&mut reader, &head, sock.clone())
             .before_waits(move || Instant::now() < body_end);
-        let Some(slot) = shared.enter() else {
-            let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
-            let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
-            if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
-                let unread = !body.finished();
-                close(&sock, unread);
-                return;
-            }
-            continue;
+        let (slot, answers) = match shared.enter() {
+            Some(slot) => (Place::InFlight(slot), None),
+            None => match answers_beyond_cap(shared, &req, &mut body) {
+                Some((place, bytes)) => (place, Some(bytes)),
+                None => {
+                    let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
+                    let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
+                    if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close
+                    {
+                        let unread = !body.finished();
+                        close(&sock, unread);
+                        return;
+                    }
+                    continue;
+                }
+            },
         };
-        let slot = InFlight(slot);
         let (done_tx, done_rx) = bounded::<After>(1);
         let handed = Arc::new(AtomicBool::new(false));
         let handoff: Handoff = {
@@ -251,8 +316,11 @@ pub(super) fn serve(
                 }
             })
         };
-        let reply = catch_unwind(AssertUnwindSafe(|| {
-            shared.core.handle_inline(&req, &mut body, handoff)
+        let reply = catch_unwind(AssertUnwindSafe(|| match &answers {
+            Some(bytes) => shared
+                .core
+                .handle_inline(&req, &mut bytes.as_slice(), handoff),
+            None => shared.core.handle_inline(&req, &mut body, handoff),
         }));
         let body_done = drain(&mut body, &sock, shared.io_timeout);
         let resp = match reply {

@@ -190,6 +190,7 @@ impl HttpServer {
             max_connections: self.max_connections,
             max_head: head_limit,
             in_flight: AtomicUsize::new(0),
+            answering: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
@@ -264,6 +265,8 @@ pub(super) struct Shared {
     /// The longest request head read (header fields plus the request line): beyond it 431.
     max_head: usize,
     in_flight: AtomicUsize,
+    /// Requests taken beyond the cap because they carry only answers (see `conn`).
+    answering: AtomicUsize,
     stopping: AtomicBool,
     conns: Mutex<HashMap<u64, Conn>>,
     next_conn: AtomicU64,
