@@ -3,13 +3,14 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::io::{BufReader, Read, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
-use crossbeam_channel::{Receiver, Sender, bounded};
-use mcp_core::jsonrpc::{Message, Request, Response};
+use crossbeam_channel::{Sender, bounded};
+use mcp_core::jsonrpc::{Message, Request, RequestId, Response};
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
 use serde_json::json;
@@ -255,18 +256,19 @@ fn requests_beyond_the_in_flight_cap_get_503() {
 /// A service whose `ask` asks the client a question (a `ping` of its own) and waits, inside
 /// `handle` on the request's thread (holding its place under the in-flight cap), for the
 /// answer, as a handler waiting for a sampling answer does.
-struct Asking(Arc<(Sender<()>, Receiver<()>)>);
+struct Asking;
 
 struct AskingSession {
     out: Arc<dyn Outbound>,
-    answers: Arc<(Sender<()>, Receiver<()>)>,
+    /// Where the answer to each question goes, by the question's id.
+    waiting: Mutex<HashMap<RequestId, Sender<()>>>,
 }
 
 impl Service for Asking {
     fn open(&self, _: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
         Arc::new(AskingSession {
             out,
-            answers: self.0.clone(),
+            waiting: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -275,8 +277,10 @@ impl Session for AskingSession {
     fn handle(&self, msg: Message) {
         let r = match msg {
             Message::Request(r) => r,
-            Message::Response(_) => {
-                let _ = self.answers.0.send(());
+            Message::Response(answer) => {
+                if let Some(tx) = self.waiting.lock().unwrap().remove(&answer.id) {
+                    let _ = tx.send(());
+                }
                 return;
             }
             _ => return,
@@ -285,9 +289,12 @@ impl Session for AskingSession {
             "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {},
                                    "serverInfo": {"name": "t", "version": "1"}}),
             "ask" => {
-                let question = Request::new(format!("q-{}", r.id), "ping", &json!({})).unwrap();
+                let qid = RequestId::from(format!("q-{}", r.id));
+                let (tx, rx) = bounded(1);
+                self.waiting.lock().unwrap().insert(qid.clone(), tx);
+                let question = Request::new(qid, "ping", &json!({})).unwrap();
                 let _ = self.out.send(question.into(), Some(&r.id));
-                json!({"answered": self.answers.1.recv_timeout(WAIT).is_ok()})
+                json!({"answered": rx.recv_timeout(WAIT).is_ok()})
             }
             _ => json!({}),
         };
@@ -304,7 +311,7 @@ impl Session for AskingSession {
 fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
     let h = HttpServer::builder()
         .max_in_flight(2)
-        .build(Asking(Arc::new(bounded(4))))
+        .build(Asking)
         .unwrap()
         .spawn()
         .unwrap();

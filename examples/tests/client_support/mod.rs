@@ -8,7 +8,7 @@ use crossbeam_channel::{Receiver, bounded};
 use mcp_client::{Client, ClientBuilder, Revision};
 use mcp_core::jsonrpc::Notification;
 use mcp_core::types::{CreateMessageResult, ElicitRequestParams, ElicitResult};
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 /// What the handlers were asked, in order.
 pub type Asked = Arc<Mutex<Vec<String>>>;
@@ -36,13 +36,22 @@ pub fn builder(name: &str, revision: Revision, asked: &Asked) -> ClientBuilder {
             b.lock()
                 .unwrap()
                 .push(format!("elicitation {}", form.message));
-            // Accept with a value for each property: its default when it has one.
+            // Accept with a value for each property that the form allows: its default when it
+            // has one, else the first choice of an enum (a list of one for a multi-select).
             let mut content = Map::new();
             for (name, schema) in form.requested_schema.properties {
                 let schema = serde_json::to_value(schema).unwrap_or_default();
+                let first = |s: &Value| {
+                    s["enum"].get(0).cloned().or_else(|| {
+                        let of = s.get("oneOf").or_else(|| s.get("anyOf"))?;
+                        of.get(0)?.get("const").cloned()
+                    })
+                };
                 let value = schema
                     .get("default")
                     .cloned()
+                    .or_else(|| first(&schema))
+                    .or_else(|| first(&schema["items"]).map(|v| json!([v])))
                     .unwrap_or_else(|| json!(format!("{name}-value")));
                 content.insert(name, value);
             }
