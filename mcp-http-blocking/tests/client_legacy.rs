@@ -271,6 +271,75 @@ fn a_refused_connection_fails_the_request_not_the_client() {
     c.close();
 }
 
+/// A server that answers every POST with `200 application/json` and this body.
+fn json_server(body: &'static str) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            std::thread::spawn(move || {
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                let mut len = 0;
+                loop {
+                    let mut l = String::new();
+                    if r.read_line(&mut l).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = l.trim_end().to_ascii_lowercase();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut skip = vec![0; len];
+                let _ = r.read_exact(&mut skip);
+                let _ = write!(
+                    w,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Connection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_json_reply_without_the_answer_fails_the_request_at_once() {
+    // A notification, or an answer to another request: the exchange is over, and nothing
+    // else will answer this one, so it fails now rather than at the caller's timeout.
+    for body in [
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":99,"result":{}}"#,
+    ] {
+        let addr = json_server(body);
+        let mut c = HttpClient::connect(&format!("http://{addr}/mcp"), HttpClientConfig::default())
+            .unwrap();
+        c.sender().send(req(1, "ping", json!({}))).unwrap();
+        let failed = loop {
+            match c.receiver().recv_timeout(WAIT).expect("the request ends") {
+                Incoming::Failed { id, error } => break (id, error),
+                // The message itself still goes to the client.
+                Incoming::Message(_) => {}
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(failed.0, RequestId::Number(1));
+        let e = failed
+            .1
+            .downcast_ref::<Error>()
+            .expect("this crate's error");
+        assert!(matches!(e, Error::StreamEnded { .. }), "{e:?}");
+        c.close();
+    }
+}
+
 #[test]
 fn urls_must_be_http() {
     let e = HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).unwrap_err();

@@ -390,9 +390,25 @@ impl Shared {
                 self.forward(Incoming::Message(Message::Error(e)));
             }
             Ok(m) => {
+                let answers = match &m {
+                    Message::Response(r) => r.id == *id,
+                    Message::Error(e) => e.id.as_ref() == Some(id),
+                    _ => false,
+                };
                 self.note_answer(shape, &m);
                 let m = self.inspect_answer(shape, m);
                 self.forward(Incoming::Message(m));
+                if !answers {
+                    // The exchange is over and the request has no answer: it fails now, as
+                    // when an SSE answer ends early, not at its timeout.
+                    self.fail(
+                        id,
+                        Error::StreamEnded {
+                            attempts: 0,
+                            source: None,
+                        },
+                    );
+                }
             }
             Err(e) => {
                 self.malformed(Some(id.clone()), Error::Decode(e));
