@@ -213,6 +213,54 @@ fn resumption_gives_up_after_the_configured_attempts() {
 }
 
 #[test]
+fn a_server_that_replays_what_it_sent_delivers_it_once_and_resumption_gives_up() {
+    // Every stream, the first and each resumption, carries the same event (a request of the
+    // server's) and ends at once with `retry: 0`. Delivered again it would be answered again
+    // and count as progress, and the client would reconnect for ever as fast as it could.
+    let event = r#"id: e-1
+retry: 0
+data: {"jsonrpc":"2.0","id":"srv-1","method":"ping"}
+
+"#;
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST" | "GET", _) => sse(conn, event),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let cfg = HttpClientConfig::builder().max_reconnects(3).build();
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    let started = Instant::now();
+    c.sender().send(req(2, "slow", json!({}))).unwrap();
+    let mut pings = 0;
+    let failed = loop {
+        match c.receiver().recv_timeout(WAIT).expect("the request ends") {
+            Incoming::Message(Message::Request(r)) if r.method == "ping" => pings += 1,
+            Incoming::Failed { id, error } => break (id, error),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(pings, 1, "the replayed request is delivered once");
+    assert_eq!(failed.0, RequestId::Number(2));
+    let e = failed
+        .1
+        .downcast_ref::<Error>()
+        .expect("this crate's error");
+    assert!(matches!(e, Error::StreamEnded { attempts: 3, .. }), "{e:?}");
+    let gets = seen.try_iter().filter(|s| s.method == "GET").count();
+    assert_eq!(gets, 3);
+    // `retry: 0` is waited as the shortest delay the client allows, not as none.
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    c.close();
+}
+
+#[test]
 fn a_stream_without_event_ids_that_ends_early_fails_the_request() {
     let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
         sse(

@@ -58,8 +58,58 @@ pub(super) fn mime(resp: &Response<Body>) -> String {
 pub(super) struct Cursor {
     pub(super) last_id: Option<String>,
     pub(super) retry: Duration,
+    /// Events delivered: a resumption that delivered one made progress.
     pub(super) events: usize,
+    pub(super) seen: Seen,
 }
+
+impl Cursor {
+    pub(super) fn new(retry: Duration) -> Cursor {
+        Cursor {
+            last_id: None,
+            retry,
+            events: 0,
+            seen: Seen::default(),
+        }
+    }
+}
+
+/// The ids of the events a stream delivered lately (the last [`SEEN`], as keyed hashes), so
+/// that a server that sends them again after a resumption delivers nothing twice: a replayed
+/// event is neither delivered nor progress, and a server that answers every `Last-Event-ID`
+/// with the same event meets the bound on failed resumptions instead of looping for ever.
+#[derive(Default)]
+pub(super) struct Seen {
+    keys: std::collections::hash_map::RandomState,
+    order: std::collections::VecDeque<u64>,
+    set: std::collections::HashSet<u64>,
+}
+
+/// How many event ids a stream remembers.
+const SEEN: usize = 1024;
+
+impl Seen {
+    /// True the first time `id` is seen.
+    fn first_time(&mut self, id: &str) -> bool {
+        use std::hash::BuildHasher;
+        let h = self.keys.hash_one(id);
+        if !self.set.insert(h) {
+            return false;
+        }
+        self.order.push_back(h);
+        if self.order.len() > SEEN {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+        true
+    }
+}
+
+/// The shortest wait before a stream is opened again, whatever `retry:` the server asks for:
+/// a server that ends its streams at once with `retry: 0` would otherwise have the client
+/// reconnect as fast as the network allows.
+const MIN_RETRY: Duration = Duration::from_millis(100);
 
 /// How reading a stream ended.
 pub(super) enum PumpEnd {
@@ -476,11 +526,7 @@ impl Shared {
     /// resumes it with GET + `Last-Event-ID` after the retry delay, at most
     /// `max_reconnects` times in a row without progress.
     fn follow_stream(&self, lease: &Lease, id: &RequestId, shape: &Shape, body: Body) {
-        let mut cur = Cursor {
-            last_id: None,
-            retry: self.cfg.default_retry,
-            events: 0,
-        };
+        let mut cur = Cursor::new(self.cfg.default_retry);
         let mut body = Some(body);
         let mut attempts = 0u32;
         let mut failed: Option<Error> = None;
@@ -590,11 +636,17 @@ impl Shared {
                 }
                 Err(e) => return PumpEnd::Ended(Some(Error::Io(e))),
             };
-            if let Some(i) = ev.id {
-                cur.last_id = Some(i);
-            }
             if let Some(ms) = ev.retry {
-                cur.retry = Duration::from_millis(ms).min(self.cfg.max_retry);
+                cur.retry = Duration::from_millis(ms)
+                    .min(self.cfg.max_retry)
+                    .max(MIN_RETRY);
+            }
+            if let Some(i) = ev.id {
+                if !i.is_empty() && !cur.seen.first_time(&i) {
+                    // Sent before (a resumption replaying what was delivered): dropped.
+                    continue;
+                }
+                cur.last_id = Some(i);
             }
             if ev.data.is_empty() || ev.event.as_deref().is_some_and(|e| e != "message") {
                 continue;
@@ -660,11 +712,7 @@ impl Shared {
     /// request. Reopened when the server ends it (SSE polling), from the last event id, with
     /// a bound on failures in a row.
     pub(super) fn get_stream(self: &Arc<Self>, mut ready: Option<crossbeam_channel::Sender<()>>) {
-        let mut cur = Cursor {
-            last_id: None,
-            retry: self.cfg.default_retry,
-            events: 0,
-        };
+        let mut cur = Cursor::new(self.cfg.default_retry);
         let mut failures = 0u32;
         loop {
             let Some(lease) = self.lease(None, false) else {

@@ -73,11 +73,7 @@ impl Shared {
         let spawned = thread::Builder::new()
             .name("mcp-http-sse".into())
             .spawn(move || {
-                let mut cur = Cursor {
-                    last_id: None,
-                    retry: me.cfg.default_retry,
-                    events: 0,
-                };
+                let mut cur = Cursor::new(me.cfg.default_retry);
                 let end = me.pump(&mut rd, &stream, None, &Shape::default(), &mut cur);
                 let cancelled = stream.cancelled();
                 me.release(stream);
