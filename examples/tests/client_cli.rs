@@ -81,6 +81,33 @@ fn lists_and_calls_over_stdio() {
 }
 
 #[test]
+fn a_form_with_a_required_field_and_no_default_is_declined() {
+    // The client asks no one: it accepts forms with their defaults, and declines one whose
+    // required fields it could only make up (both eras: an elicitation request, an input
+    // round); the server refuses an accepted form without them.
+    for era in ["--legacy", "--modern"] {
+        let out = Command::new(CLIENT)
+            .args([era, "--no-tasks", "conformance", "--", EVERYTHING])
+            .env(
+                "MCP_CONFORMANCE_CONTEXT",
+                r#"{"toolCalls":[{"name":"multi_input","arguments":{}}]}"#,
+            )
+            .output()
+            .expect("the client binary runs");
+        assert!(
+            out.status.success(),
+            "{era}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        assert_eq!(
+            r[0]["result"]["content"][0]["text"], r#"name "", confirm """#,
+            "{era}: {r}"
+        );
+    }
+}
+
+#[test]
 fn errors_exit_non_zero() {
     // A tool that reports isError: printed, and the exit status says it failed.
     let out = run(&["call", "test_error_handling", "--", EVERYTHING]);

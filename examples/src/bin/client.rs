@@ -551,7 +551,8 @@ fn sample_value(prop: &Value, n: i64) -> Value {
 }
 
 /// An elicitation answer that accepts the form with the defaults it declares (fields without
-/// one are left out).
+/// one are left out), or declines it when a required field has none: this client asks no one,
+/// and an answer it made up would not be the user's (the server would refuse an incomplete one).
 fn accept_defaults(params: ElicitRequestParams) -> Result<ElicitResult, ErrorObject> {
     match params {
         ElicitRequestParams::Form(form) => {
@@ -561,6 +562,10 @@ fn accept_defaults(params: ElicitRequestParams) -> Result<ElicitResult, ErrorObj
                 if let Some(v) = field.get("default") {
                     content.insert(name.clone(), v.clone());
                 }
+            }
+            let required = form.requested_schema.required.iter().flatten();
+            if required.into_iter().any(|name| !content.contains_key(name)) {
+                return Ok(ElicitResult::action(ElicitAction::Decline));
             }
             Ok(ElicitResult::accept(content))
         }
