@@ -257,16 +257,32 @@ impl Client {
         options: &CallOptions,
     ) -> Result<Reply, Error> {
         let timeout = options.timeout.unwrap_or(self.timeout);
+        // The rounds share the call's timeout: each gets what the server's earlier rounds left
+        // of it (the time this client's own handlers take to answer is the user's, not
+        // counted), so a server that keeps asking cannot stretch a call to rounds x timeout.
+        let mut left = timeout.max_total;
         let mut round_params = params.clone();
-        for _ in 0..=MAX_INPUT_ROUNDS {
+        for round in 0..=MAX_INPUT_ROUNDS {
+            if round > 0 && left.is_zero() {
+                return Err(Error::Timeout {
+                    method: method.to_owned(),
+                });
+            }
+            let this_round = Timeout {
+                initial: timeout.initial.min(left),
+                max_total: left,
+                ..timeout
+            };
+            let sent = Instant::now();
             let (call_id, outcome) = call::call_tracked(
                 &self.shared,
                 method,
                 &round_params,
-                timeout,
+                this_round,
                 options.progress.clone(),
                 options.cancel.as_ref(),
             )?;
+            left = left.saturating_sub(sent.elapsed());
             let raw = match outcome {
                 Outcome::Complete(r) => return Ok(Reply::Complete(r)),
                 Outcome::Error(e) => return Err(Error::Rpc(e)),

@@ -169,6 +169,33 @@ fn a_server_that_keeps_asking_is_cut_off() {
 }
 
 #[test]
+fn the_rounds_share_the_calls_timeout() {
+    // Each round is answered within the call's timeout, but every answer asks again: the
+    // rounds together may not outlast it (nine rounds used to make a 2 s call last 16 s).
+    let (transport, seen) = server(
+        true,
+        Box::new(|v| {
+            std::thread::sleep(Duration::from_millis(150));
+            vec![result(
+                &v["id"],
+                json!({"resultType": "input_required", "requestState": "again"}),
+            )]
+        }),
+    );
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .connect(transport)
+        .unwrap();
+    let options = CallOptions::default().timeout(Timeout::fixed(Duration::from_millis(400)));
+    let e = client
+        .call_tool_with("loop", Value::Null, &options)
+        .unwrap_err();
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    let rounds = seen.try_iter().filter(|v| v["method"] == "tools/call").count();
+    assert!(rounds <= 3, "{rounds} rounds within 400 ms of 150 ms each");
+}
+
+#[test]
 fn input_the_client_cannot_give_fails_the_call_clearly() {
     let (transport, _seen) = server(
         true,
