@@ -281,8 +281,9 @@ impl ClientBuilder {
         self
     }
 
-    /// How long the handshake may take (30 s by default); in [`Revision::Auto`] this also
-    /// bounds the `server/discover` probe of a server that never answers it.
+    /// How long the handshake may take (30 s by default), all of it: in [`Revision::Auto`]
+    /// the `server/discover` probe of a server that never answers it takes at most half, and
+    /// the `initialize` after it the rest.
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;
         self
@@ -330,6 +331,8 @@ impl ClientBuilder {
             out: &out,
             incoming: &incoming,
             send_timeout: self.send_timeout,
+            deadline: Instant::now() + self.handshake_timeout,
+            limit: self.handshake_timeout,
         };
         let cache = self
             .era_cache
@@ -408,6 +411,10 @@ struct Handshake<'a, I> {
     out: &'a Sender<Message>,
     incoming: &'a Receiver<I>,
     send_timeout: Duration,
+    /// The whole handshake ends by then, the `server/discover` probe and an `initialize`
+    /// after it together (`limit` after the start).
+    deadline: Instant,
+    limit: Duration,
 }
 
 impl<I: Into<Incoming>> Handshake<'_, I> {
@@ -424,7 +431,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
         match era {
             Some(Era::Legacy) => self.legacy(),
             Some(Era::Modern) => self.modern().map_err(HandshakeFailure::into_error),
-            None => match self.modern() {
+            None => match self.probe() {
                 Ok(r) => Ok(r),
                 Err(HandshakeFailure::Protocol(e)) if e.should_fall_back() => {
                     log::debug!(target: "mcp_client", "{SERVER_DISCOVER} failed ({e}); trying {INITIALIZE}");
@@ -444,12 +451,34 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
         }
     }
 
+    /// [`Handshake::modern`] when `initialize` may follow: the probe of a server that never
+    /// answers `server/discover` takes at most half of the handshake's time, so that the
+    /// fallback has the other half and the whole stays within the handshake timeout.
+    fn probe(&mut self) -> Result<Ready, HandshakeFailure> {
+        let half = self.limit / 2;
+        self.deadline -= half;
+        let r = self.modern();
+        self.deadline += half;
+        r
+    }
+
+    /// What is left of the handshake's time (at least 1 ms: a request sent with none would
+    /// expire before its answer could be read), for the engine's next request.
+    fn budget(&mut self) {
+        let left = self
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        self.engine.set_handshake_timeout(Timeout::fixed(left));
+    }
+
     /// `server/discover`, and once more with the revision the server named when it refused
     /// ours with -32022: the 2026-07-28 negotiation. A dual-era client that fell back to
     /// `initialize` here instead would lose a modern-only server, which answers no
     /// `initialize`. One retry only, so a server that refuses what it listed cannot keep
     /// the client looping.
     fn modern(&mut self) -> Result<Ready, HandshakeFailure> {
+        self.budget();
         let msg = self
             .engine
             .discover_request(Instant::now())
@@ -464,6 +493,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                     "{SERVER_DISCOVER} refused ({e}); retrying with {}",
                     version.as_str()
                 );
+                self.budget();
                 let msg = self
                     .engine
                     .discover_request_with(Instant::now(), version)
@@ -475,6 +505,7 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
     }
 
     fn legacy(&mut self) -> Result<Ready, Error> {
+        self.budget();
         let msg = without_extensions(self.engine.initialize_request(Instant::now())?);
         let ready = self
             .exchange(msg, INITIALIZE)

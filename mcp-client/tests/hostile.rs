@@ -223,6 +223,29 @@ fn a_malformed_initialize_answer_fails_the_handshake_at_once() {
     assert!(took < SLACK, "took {took:?}");
 }
 
+/// A server that answers nothing: in `Revision::Auto` the `server/discover` probe and the
+/// `initialize` after it end together within the handshake timeout (each took all of it).
+#[test]
+fn a_silent_server_fails_the_handshake_within_its_timeout() {
+    let (to_server, from_client) = bounded::<Message>(16);
+    let (_to_client, from_server) = bounded(16);
+    thread::spawn(move || for _ in &from_client {});
+    let t = ChannelTransport::new(Connection {
+        sender: to_server,
+        receiver: from_server,
+    });
+    let limit = Duration::from_millis(600);
+    let started = Instant::now();
+    let r = Client::builder()
+        .revision(Revision::Auto)
+        .handshake_timeout(limit)
+        .connect(t);
+    let took = started.elapsed();
+    assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+    assert!(took >= limit / 2, "the probe had its half: {took:?}");
+    assert!(took < limit + Duration::from_millis(300), "took {took:?}");
+}
+
 /// A legacy HTTP server that never answers the GET stream: the first call is not held for it
 /// (it waited the connect timeout, 10 s).
 #[cfg(feature = "http")]

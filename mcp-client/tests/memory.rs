@@ -191,7 +191,10 @@ fn the_rounds_share_the_calls_timeout() {
         .call_tool_with("loop", Value::Null, &options)
         .unwrap_err();
     assert!(matches!(e, Error::Timeout { .. }), "{e}");
-    let rounds = seen.try_iter().filter(|v| v["method"] == "tools/call").count();
+    let rounds = seen
+        .try_iter()
+        .filter(|v| v["method"] == "tools/call")
+        .count();
     assert!(rounds <= 3, "{rounds} rounds within 400 ms of 150 ms each");
 }
 
