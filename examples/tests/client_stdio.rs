@@ -553,6 +553,25 @@ fn a_server_that_dies_during_the_handshake_is_a_clear_error() {
 }
 
 #[test]
+fn a_server_whose_output_outlives_it_is_noticed_when_it_exits() {
+    // The server exits, but a process it started keeps its stdout open: no end of output
+    // comes, and the handshake must not wait for its timeout (it waited 65 s) to notice.
+    let started = Instant::now();
+    let e = Client::builder()
+        .revision(Revision::Legacy)
+        .handshake_timeout(Duration::from_secs(20))
+        .spawn(ChildBuilder::new("sh").args(["-c", "sleep 15 & exit 0"]))
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}: {e}",
+        started.elapsed()
+    );
+    assert!(matches!(e, Error::Closed(_)), "{e}");
+    assert!(e.to_string().contains("exited"), "{e}");
+}
+
+#[test]
 fn close_stops_the_child_cleanly() {
     let (client, _) = connect(Revision::Auto);
     client.call_tool("test_simple_text", json!({})).unwrap();

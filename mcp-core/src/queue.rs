@@ -62,6 +62,16 @@ pub struct Feeder<T> {
     budget: Arc<Budget>,
 }
 
+impl<T> Clone for Feeder<T> {
+    /// Another feeder of the same queue (the queue ends once every feeder is gone).
+    fn clone(&self) -> Self {
+        Feeder {
+            tx: self.tx.clone(),
+            budget: Arc::clone(&self.budget),
+        }
+    }
+}
+
 impl<T> Feeder<T> {
     /// Queues `item`, which holds about `size` bytes: waits while the queue is full (in bytes
     /// or in messages), at most `give_up` (`None`: as long as it takes). A message is let in

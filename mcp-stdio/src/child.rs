@@ -11,9 +11,10 @@
 //! wait; the child is always reaped.
 
 use std::ffi::OsStr;
-use std::io::{BufReader, BufWriter, Read};
+use std::io::{self, BufReader, BufWriter, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,44 @@ const STDERR_LINE_LIMIT: usize = 64 * 1024;
 
 /// How long to wait for the exit after SIGKILL, and for the pipe threads after the exit.
 const FINAL_WAIT: Duration = Duration::from_secs(5);
+/// How long after the child's exit its stdout may stay open (what it wrote before it exited is
+/// read well within this) before reading counts as ended: a process it left behind may hold
+/// the pipe open for as long as it runs.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// The reaper's feeder of the child's message queue (see [`AfterExit`]).
+type ExitFeeder = Arc<Mutex<Option<Feeder<Result<Message, FrameError>>>>>;
+
+/// What the reaper needs to end the reading when the child has exited but its stdout stays
+/// open (held by a process the child started): a feeder of the queue, kept in a slot the
+/// stdout thread empties when it ends (so that the queue can end with it), and a channel that
+/// disconnects when it does.
+struct AfterExit {
+    feeder: ExitFeeder,
+    stdout_done: Receiver<()>,
+    stop: Receiver<()>,
+}
+
+impl AfterExit {
+    /// Run by the reaper once the child exited with `status`.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    fn exited(self, status: &io::Result<ExitStatus>) {
+        if self.stdout_done.recv_timeout(EXIT_GRACE) != Err(RecvTimeoutError::Timeout) {
+            return;
+        }
+        let feeder = self.feeder.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let Some(feeder) = feeder else { return };
+        let status = match status {
+            Ok(s) => s.to_string(),
+            Err(e) => e.to_string(),
+        };
+        let why = io::Error::other(format!(
+            "the server exited ({status}), but another process it started holds its output open"
+        ));
+        log::warn!(target: "mcp_stdio::child", "{why}");
+        feeder.send(Err(FrameError::Io(why)), 256, &self.stop, Some(EXIT_GRACE));
+    }
+}
 
 /// Describes the server process to start and how to talk to it.
 #[derive(Debug)]
@@ -203,11 +242,18 @@ impl ChildBuilder {
             }
         };
         let (io_done_tx, io_done_rx) = bounded::<()>(1);
+        let (stdout_done_tx, stdout_done_rx) = bounded::<()>(1);
+        let exit_feeder: ExitFeeder = Arc::new(Mutex::new(Some(in_tx.clone())));
+        let after_exit = AfterExit {
+            feeder: Arc::clone(&exit_feeder),
+            stdout_done: stdout_done_rx,
+            stop: stop_reading_rx.clone(),
+        };
 
         let mut handle = ChildHandle {
             pid,
             program: self.program,
-            exit: ExitWatch::new(child, io_done_rx.clone())?,
+            exit: ExitWatch::new(child, io_done_rx.clone(), after_exit)?,
             close_stdin: Some(close_stdin_tx),
             stop_reading: Some(stop_reading_tx),
             io_done: io_done_rx,
@@ -230,7 +276,10 @@ impl ChildBuilder {
                 .with_batches(self.allow_batches);
             spawn_named("mcp-child-stdout", move || {
                 let _done = done;
+                let _stdout_done = stdout_done_tx;
                 read_stdout(reader, &in_tx, &stop_reading_rx);
+                // The reaper's feeder goes too: the queue ends with the reading.
+                exit_feeder.lock().unwrap_or_else(|p| p.into_inner()).take();
             })
         })
         .and_then(|t| {
@@ -462,13 +511,19 @@ struct ExitWatch {
 
 #[cfg(unix)]
 impl ExitWatch {
-    fn new(mut child: Child, _io_done: Receiver<()>) -> Result<Self, Error> {
+    fn new(mut child: Child, _io_done: Receiver<()>, after: AfterExit) -> Result<Self, Error> {
         let (tx, rx) = bounded(1);
         let pid = child.id();
         let spawned = thread::Builder::new()
             .name("mcp-child-reaper".to_owned())
             .spawn(move || {
-                let _ = tx.send(child.wait());
+                let status = child.wait();
+                let report = match &status {
+                    Ok(s) => Ok(*s),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                };
+                let _ = tx.send(report);
+                after.exited(&status);
             });
         if let Err(e) = spawned {
             // The child moved into the closure that never ran; it is dropped unreaped. Kill it
@@ -561,7 +616,7 @@ struct ExitWatch {
 
 #[cfg(not(unix))]
 impl ExitWatch {
-    fn new(child: Child, io_done: Receiver<()>) -> Result<Self, Error> {
+    fn new(child: Child, io_done: Receiver<()>, _after: AfterExit) -> Result<Self, Error> {
         Ok(ExitWatch {
             child,
             status: None,
