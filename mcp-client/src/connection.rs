@@ -191,6 +191,20 @@ impl Shared {
         }
     }
 
+    /// Sends an answer of the reader thread's own (to a `ping`, a refusal) without waiting:
+    /// the reader must never stop reading for the way out, or a server slow to take our
+    /// messages (one that acknowledges each POST late) would hold back the answers it already
+    /// sent to our calls until they time out. When the way out is full the answer is dropped:
+    /// the server is not taking what we send, and its request ends at its own timeout.
+    fn reply_from_reader(&self, msg: Message) {
+        let Some(out) = self.state().out.clone() else {
+            return;
+        };
+        if out.try_send(msg).is_err() {
+            log::debug!(target: "mcp_client", "an answer to the server was dropped: it is not taking our messages");
+        }
+    }
+
     /// Sends a request and registers its waiter.
     pub fn start(
         &self,
@@ -461,7 +475,7 @@ fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> O
     };
     let step = shared.state().engine.handle(msg, Instant::now());
     match step {
-        ClientStep::Reply(m) => shared.send_best_effort(m),
+        ClientStep::Reply(m) => shared.reply_from_reader(m),
         ClientStep::Dispatch(req) => dispatch(shared, req, jobs),
         ClientStep::Progress(p) => {
             let cb = shared
@@ -550,7 +564,7 @@ fn dispatch(shared: &Shared, req: PeerRequest, jobs: &Sender<PeerRequest>) {
             .engine
             .respond(&req.id, Err(ErrorObject::internal(why)));
         if let Some(m) = msg {
-            shared.send_best_effort(m);
+            shared.reply_from_reader(m);
         }
     };
     match jobs.try_send(req) {

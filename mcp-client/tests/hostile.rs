@@ -223,6 +223,61 @@ fn a_malformed_initialize_answer_fails_the_handshake_at_once() {
     assert!(took < SLACK, "took {took:?}");
 }
 
+/// A server that stops taking our messages while it sends many requests of its own (an HTTP
+/// server acknowledging each POST late does that): the reader answers what it can and goes
+/// on reading, so the answer to our call, already sent, still arrives.
+#[test]
+fn a_server_that_stops_taking_our_answers_does_not_hold_back_its_own() {
+    let (to_server, from_client) = bounded::<Message>(16);
+    let (to_client, from_server) = bounded(16);
+    thread::spawn(move || {
+        for m in &from_client {
+            let v = to_value(&m);
+            let reply = match v["method"].as_str() {
+                Some("initialize") => json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+                    "protocolVersion": v["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "s", "version": "1"}}}),
+                Some("tools/list") => {
+                    // Stops reading: 400 pings, then the answer.
+                    for i in 0..400 {
+                        let ping =
+                            json!({"jsonrpc": "2.0", "id": format!("p-{i}"), "method": "ping"});
+                        if to_client.send(Ok(msg(ping))).is_err() {
+                            return;
+                        }
+                    }
+                    let answer = json!({"jsonrpc": "2.0", "id": v["id"], "result": {"tools": []}});
+                    let _ = to_client.send(Ok(msg(answer)));
+                    // Holds the channel (and reads nothing more) until the test ends.
+                    std::thread::sleep(WAIT);
+                    return;
+                }
+                _ => continue,
+            };
+            if to_client.send(Ok(msg(reply))).is_err() {
+                return;
+            }
+        }
+    });
+    let t = ChannelTransport::new(Connection {
+        sender: to_server,
+        receiver: from_server,
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(Duration::from_secs(5)))
+        .connect(t)
+        .unwrap();
+    let started = Instant::now();
+    let tools: Result<Vec<_>, _> = client.list_tools().collect();
+    assert!(tools.is_ok(), "{tools:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 /// A server that answers nothing: in `Revision::Auto` the `server/discover` probe and the
 /// `initialize` after it end together within the handshake timeout (each took all of it).
 #[test]
