@@ -90,6 +90,17 @@ fn is_token(s: &[u8]) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
 }
 
+/// Header fields a request may carry once only (RFC 9112 says so of `Host`; the others name
+/// one origin, one credential, one session, one revision or one resumption point).
+const SINGLE: [&str; 6] = [
+    "Host",
+    "Origin",
+    "Authorization",
+    "Mcp-Session-Id",
+    "Mcp-Protocol-Version",
+    "Last-Event-ID",
+];
+
 /// Reads the next request head. Before the first byte of a request, the end of the stream (or
 /// a timeout) is [`HeadError::Closed`]. Once it has begun, `refill` is asked before every read
 /// that has to wait for more of the head (never when the head came in one piece), so the caller
@@ -147,6 +158,7 @@ pub(super) fn read_head<R: Read>(
 
     let mut headers = Vec::new();
     let mut content_length: Option<u64> = None;
+    let mut singles = 0u8;
     let mut transfer_encoding = false;
     let mut chunked = false;
     let mut expect_continue = false;
@@ -176,6 +188,16 @@ pub(super) fn read_head<R: Read>(
         };
         // `name` is a token, hence ASCII.
         let name = String::from_utf8_lossy(name).into_owned();
+        if let Some(i) = SINGLE.iter().position(|s| name.eq_ignore_ascii_case(s)) {
+            // One of each: with two, this server and a proxy before it could each take a
+            // different one (a `Host` checked here, another routed on).
+            if singles & (1 << i) != 0 {
+                return Err(HeadError::Bad(
+                    "a header field that may appear once appears twice",
+                ));
+            }
+            singles |= 1 << i;
+        }
         if name.eq_ignore_ascii_case("Content-Length") {
             let Some(n) = parse_length(value) else {
                 return Err(HeadError::Bad("malformed Content-Length"));
@@ -495,6 +517,9 @@ mod tests {
             "POST / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n",
             "POST /a b HTTP/1.1\r\n\r\n",
             "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n",
+            "POST / HTTP/1.1\r\nOrigin: http://localhost\r\norigin: http://evil.example\r\n\r\n",
+            "POST / HTTP/1.1\r\nMcp-Session-Id: a\r\nMcp-Session-Id: b\r\n\r\n",
         ] {
             assert!(matches!(head(bad), Err(HeadError::Bad(_))), "{bad:?}");
         }
