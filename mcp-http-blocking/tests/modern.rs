@@ -55,6 +55,27 @@ fn a_request_is_one_exchange_answered_with_json() {
         info.protocol_version.map(|v| v.as_str()),
         Some("2026-07-28")
     );
+    // A stray `Mcp-Session-Id` (of a live legacy session, or any) is ignored: 2026-07-28
+    // has no sessions.
+    let sid = open_session(a, "2025-11-25");
+    for stray in [sid.as_str(), "no-such-session"] {
+        let r = request(
+            a,
+            "POST",
+            "/mcp",
+            &[
+                ACCEPT_BOTH,
+                JSON_CT,
+                PV,
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "add"),
+                ("Mcp-Session-Id", stray),
+            ],
+            &body(1, "tools/call", json!({"name": "add"})),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.json()["result"]["echo"]["name"], "add");
+    }
     // The base64 form of a header value is decoded before comparing.
     let r = request(
         a,

@@ -402,9 +402,7 @@ impl StreamableHttp {
                 cfg.versions.supported_strings(),
             ));
         }
-        if is_init
-            && sid.is_none()
-            && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Modern)
+        if is_init && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Modern)
         {
             // 2026-07-28 has no `initialize`: a method that does not exist in the revision the
             // client named (404, as every 2026-07-28 error of that kind).
@@ -424,11 +422,12 @@ impl StreamableHttp {
                 .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some()),
             _ => false,
         };
-        let modern = sid.is_none()
-            && !is_init
+        // A 2026-07-28 request ignores `Mcp-Session-Id` (that revision has no sessions): the
+        // header naming the revision decides. Without it, a session's request is legacy.
+        let modern = !is_init
             && match parsed {
                 Some((_, Some(v))) => v.era() == Era::Modern,
-                _ => body_is_modern(),
+                _ => sid.is_none() && body_is_modern(),
             };
         if modern {
             return stateless::post(
