@@ -281,6 +281,40 @@ impl Executor {
         Ok(())
     }
 
+    /// Runs `job` on an idle worker, or a new one; at the maximum, queues it if the queue has
+    /// room. Never blocks: for a caller that must answer at once whether the job was taken
+    /// (a server creating a task, which may not hang its request on a full queue).
+    ///
+    /// # Errors
+    /// [`Reason::Saturated`] at the maximum with the queue full, [`Reason::ShutDown`],
+    /// [`Reason::Spawn`]; the job comes back in the error.
+    pub fn try_queue(&self, job: impl FnOnce() + Send + 'static) -> Result<(), Rejected> {
+        let job: Job = Box::new(job);
+        let job = match self.start(job) {
+            Ok(()) => return Ok(()),
+            Err(Rejected {
+                job,
+                reason: Reason::Saturated,
+            }) => job,
+            Err(e) => return Err(e),
+        };
+        let Some(backlog) = &self.backlog else {
+            return Err(rejected(job, Reason::ShutDown));
+        };
+        match backlog.try_send(job) {
+            Ok(()) => {}
+            Err(crossbeam_channel::TrySendError::Full(job)) => {
+                return Err(rejected(job, Reason::Saturated));
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(job)) => {
+                return Err(rejected(job, Reason::ShutDown));
+            }
+        }
+        // A worker may have gone idle after it last looked at the backlog: wake one.
+        self.wake_for_backlog();
+        Ok(())
+    }
+
     /// Runs `job` only if a worker can take it now (an idle one, or a new one under the
     /// maximum); never queues it.
     ///

@@ -15,6 +15,9 @@ use mcp_server_kit::{
 };
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+mod common;
+
 /// A safety net on every blocking receive; nothing here waits for it to pass.
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -407,4 +410,52 @@ fn a_text_returning_tool_run_as_a_task_keeps_the_text_result() {
     }
     assert_eq!(results[0]["content"][0]["text"], "done", "{}", results[0]);
     assert_eq!(results[0], results[1]);
+}
+
+/// Beyond the task workers and their queue a new task is refused at once (-32006), never
+/// hung: its `tools/call` waited (its answer's head already sent over HTTP) for as long as the
+/// tasks ahead of it ran. Over stdio, whose requests run on the reader, as HTTP's run on their
+/// connections: only tasks use the kit's workers.
+#[cfg(unix)]
+#[test]
+fn tasks_beyond_the_workers_and_the_queue_are_refused_busy() {
+    use mcp_core::jsonrpc::codes;
+
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(8);
+    let block = Tool::new("block", move |_: NoArgs, _: &Context| {
+        let _ = release_rx.recv_timeout(WAIT);
+        Ok::<_, Error>("released")
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(block)
+        .workers(1)
+        .max_workers(1)
+        .queue(1)
+        .build()
+        .unwrap();
+    let mut c = common::stdio::Client::start(server);
+    let call = |c: &mut common::stdio::Client, id: i64| -> Value {
+        c.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "block", "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": with_ext()}}}),
+        );
+        loop {
+            let v = c.next();
+            if v["id"] == id && v.get("method").is_none() {
+                return v;
+            }
+        }
+    };
+    // One runs, one waits in the queue.
+    task_id(&call(&mut c, 1));
+    task_id(&call(&mut c, 2));
+    let refused = call(&mut c, 3);
+    assert_eq!(refused["error"]["code"], codes::SERVER_BUSY, "{refused}");
+    for _ in 0..2 {
+        release_tx.send(()).unwrap();
+    }
+    c.close_input();
 }

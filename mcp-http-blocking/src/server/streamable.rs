@@ -402,8 +402,7 @@ impl StreamableHttp {
                 cfg.versions.supported_strings(),
             ));
         }
-        if is_init && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Modern)
-        {
+        if is_init && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Modern) {
             // 2026-07-28 has no `initialize`: a method that does not exist in the revision the
             // client named (404, as every 2026-07-28 error of that kind).
             return Reply::Now(HttpResponse::rpc_error(

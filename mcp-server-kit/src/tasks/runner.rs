@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{Sender, after, bounded, select};
 use mcp_core::engine::RequestContext;
-use mcp_core::jsonrpc::{ErrorObject, RequestId};
+use mcp_core::executor::Reason;
+use mcp_core::jsonrpc::{ErrorObject, RequestId, codes};
 use mcp_core::types::tasks_ext::{
     self, DetailedTask, TaskResult, TaskSupport, UpdateTaskRequestParams,
 };
@@ -286,14 +287,23 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         let outcome = work(&ctx);
         settle(&owner, &job_id, outcome);
     });
-    if let Err(rejected) = shared.pool.execute(job) {
-        // Shutting down: the task cannot run, and says so.
+    // Never waits for room: the `tools/call` that creates the task must be answered now (it
+    // hung, its SSE head already sent, while 64 long tasks ran and 256 waited).
+    if let Err(rejected) = shared.pool.try_queue(job) {
+        let busy = matches!(rejected.reason(), Reason::Saturated);
         drop(rejected);
-        settle(
-            tasks,
-            &id,
-            Outcome::Error(ErrorObject::internal("the server is shutting down")),
-        );
+        let why = if busy {
+            ErrorObject::new(
+                codes::SERVER_BUSY,
+                "server busy: every task worker is taken and the queue is full; retry later",
+            )
+        } else {
+            ErrorObject::internal("the server is shutting down")
+        };
+        // The task cannot run, and says so; the call is refused with the same error.
+        tasks.running().remove(&id);
+        settle(tasks, &id, Outcome::Error(why.clone()));
+        return Outcome::Error(why);
     }
     let handle = TaskResult {
         result_type: ResultType::Task,
