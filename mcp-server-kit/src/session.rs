@@ -596,12 +596,7 @@ impl KitSession {
             tools: flag(filter.tools_list_changed) && caps.get("tools").is_some(),
             prompts: flag(filter.prompts_list_changed) && caps.get("prompts").is_some(),
             resources: flag(filter.resources_list_changed) && caps.get("resources").is_some(),
-            uris: filter
-                .resource_subscriptions
-                .iter()
-                .flatten()
-                .cloned()
-                .collect(),
+            uris: honoured_uris(filter.resource_subscriptions.as_deref().unwrap_or_default()),
         };
         let mut honoured = serde_json::Map::new();
         if listen.tools {
@@ -837,6 +832,23 @@ impl State {
     }
 }
 
+/// The URIs of a `subscriptions/listen` the server honours: the first ones, within the limits
+/// of `resources/subscribe` (the acknowledgement names them, as the spec lets a server honour
+/// a subset), so that one request cannot grow the server's memory without bound.
+fn honoured_uris(asked: &[String]) -> HashSet<String> {
+    let mut uris = HashSet::new();
+    let mut bytes = 0;
+    for uri in asked {
+        if uris.len() >= MAX_SUBSCRIPTIONS || bytes + uri.len() > MAX_SUBSCRIPTION_BYTES {
+            break;
+        }
+        if uris.insert(uri.clone()) {
+            bytes += uri.len();
+        }
+    }
+    uris
+}
+
 /// How many session-kept request states live at once; the oldest go first.
 const STASH_LIMIT: usize = 64;
 
@@ -972,6 +984,27 @@ fn refused(r: mcp_core::engine::Refused) -> Error {
     match r {
         R::MissingCapability { capability, .. } => Error::MissingCapability(capability),
         other => Error::Refused(other),
+    }
+}
+
+#[cfg(test)]
+mod listen_tests {
+    use super::*;
+
+    #[test]
+    fn a_listen_honours_the_first_uris_within_the_subscription_limits() {
+        let many: Vec<String> = (0..5000).map(|i| format!("test://u/{i}")).collect();
+        let honoured = honoured_uris(&many);
+        assert_eq!(honoured.len(), MAX_SUBSCRIPTIONS);
+        assert!(honoured.contains("test://u/0") && !honoured.contains("test://u/4999"));
+        let big: Vec<String> = (0..40)
+            .map(|i| format!("test://x/{i}/{}", "a".repeat(100_000)))
+            .collect();
+        let honoured = honoured_uris(&big);
+        assert_eq!(honoured.len(), 1, "128 KiB of URI text holds one of 100 KB");
+        // Repeats count once.
+        let same = vec!["test://a".to_owned(); 3000];
+        assert_eq!(honoured_uris(&same).len(), 1);
     }
 }
 
