@@ -178,10 +178,13 @@ fn get_and_delete_can_be_disabled() {
         request(h.local_addr(), "DELETE", "/mcp", &[sid_h], b"").status,
         405
     );
-    assert_eq!(
-        request(h.local_addr(), "PUT", "/mcp", &[sid_h], b"").status,
-        405
-    );
+    let put = request(h.local_addr(), "PUT", "/mcp", &[sid_h], b"");
+    assert_eq!(put.status, 405);
+    // `Allow` names what is served here: not GET or DELETE, switched off.
+    assert_eq!(put.header("allow"), Some("POST, OPTIONS"));
+    let (full, _) = serve(HttpConfig::default(), Duration::from_secs(5));
+    let put = request(full.local_addr(), "PUT", "/mcp", &[], b"");
+    assert_eq!(put.header("allow"), Some("GET, POST, DELETE, OPTIONS"));
     assert_eq!(
         request(
             h.local_addr(),

@@ -20,8 +20,8 @@ use crate::server::answer::{Deferred, Handoff, Reply, Via, Watch};
 use crate::server::config::HttpConfig;
 use crate::server::context::ServerContext;
 use crate::server::http::{
-    Body, HttpRequest, HttpResponse, accepts, bad_request, err400, method_not_allowed, read_body,
-    session_not_found, unsupported_version,
+    Body, HttpRequest, HttpResponse, accepts, bad_request, err400, read_body, session_not_found,
+    unsupported_version,
 };
 use crate::server::seal::StateSealer;
 use crate::server::security::{AuthError, cors_headers, host_allowed, preflight};
@@ -265,7 +265,18 @@ impl StreamableHttp {
                 "POST" => self.post(req, body, claims, via),
                 "GET" => Reply::Now(legacy::get(&self.inner, req)),
                 "DELETE" => Reply::Now(legacy::delete(&self.inner, req)),
-                _ => Reply::Now(method_not_allowed()),
+                // `Allow` lists what this endpoint serves (GET and DELETE are legacy sessions').
+                _ => {
+                    let legacy = cfg.versions.speaks(Era::Legacy);
+                    let allow = match (legacy && cfg.enable_get_stream, legacy && cfg.enable_delete)
+                    {
+                        (true, true) => "GET, POST, DELETE, OPTIONS",
+                        (true, false) => "GET, POST, OPTIONS",
+                        (false, true) => "POST, DELETE, OPTIONS",
+                        (false, false) => "POST, OPTIONS",
+                    };
+                    Reply::Now(HttpResponse::empty(405).with_header("Allow", allow))
+                }
             }
         } else if path == cfg.sse_path {
             if req.method == "GET" {
