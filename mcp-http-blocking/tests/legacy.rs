@@ -475,6 +475,9 @@ fn session_cap_refuses_more_initializes() {
         &init_body("2025-06-18"),
     );
     assert_eq!(r.status, 503);
+    // The refusal answers the `initialize` by its id.
+    assert_eq!(r.json()["id"], 1, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["error"]["message"], "too many sessions");
 }
 
 #[test]
