@@ -5,8 +5,13 @@ mod common;
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use common::*;
-use mcp_http_blocking::HttpConfig;
+use crossbeam_channel::{Receiver, Sender, bounded};
+use mcp_core::jsonrpc::{Message, RequestId, Response};
+use mcp_core::service::{Outbound, Service, Session, SessionInfo};
+use mcp_http_blocking::{HttpConfig, HttpServer};
 use serde_json::{Value, json};
 
 fn body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
@@ -455,4 +460,78 @@ fn mcp_param_headers_reach_the_service_decoded_and_broken_base64_is_refused() {
     let r = call(6, None);
     assert_eq!(r.status, 200);
     assert_eq!(seen(&ctl).param_headers, Some(vec![]));
+}
+
+/// A service whose `wait` blocks inside `handle` (on the request's own thread, as a tool
+/// handler does) until its exchange is told the client went away; it reports how it ended.
+struct Blocking(Sender<bool>);
+
+struct BlockingSession {
+    out: Arc<dyn Outbound>,
+    gone: (Sender<()>, Receiver<()>),
+    report: Sender<bool>,
+}
+
+impl Service for Blocking {
+    fn open(&self, _: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        Arc::new(BlockingSession {
+            out,
+            gone: bounded(1),
+            report: self.0.clone(),
+        })
+    }
+}
+
+impl Session for BlockingSession {
+    fn handle(&self, msg: Message) {
+        let Message::Request(r) = msg else {
+            return;
+        };
+        let _ = self.out.will_block();
+        let cancelled = self.gone.1.recv_timeout(WAIT).is_ok();
+        let _ = self.report.send(cancelled);
+        let answer = Response::new(r.id.clone(), &json!({})).unwrap();
+        let _ = self.out.send(answer.into(), Some(&r.id));
+    }
+
+    fn stream_closed(&self, _: &RequestId) {
+        let _ = self.gone.0.try_send(());
+    }
+
+    fn close(&self) {}
+}
+
+#[test]
+fn a_client_that_accepts_only_json_and_hangs_up_cancels_the_exchange() {
+    // Its answer can only be JSON, written when the handler is done: only a watch on the
+    // connection sees the hang-up, which in 2026-07-28 is the cancellation.
+    let (report_tx, report) = bounded(4);
+    let cfg = HttpConfig::builder()
+        .json_window(Duration::from_millis(50))
+        .build();
+    let h = HttpServer::builder()
+        .config(cfg)
+        .build(Blocking(report_tx))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let mut s = connect(h.local_addr());
+    write_request(
+        &mut s,
+        "POST",
+        "/mcp",
+        &[
+            ("Accept", "application/json"),
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "wait"),
+        ],
+        &body(9, "wait", json!({})),
+    );
+    drop(s);
+    assert_eq!(
+        report.recv_timeout(WAIT),
+        Ok(true),
+        "the handler was cancelled"
+    );
 }

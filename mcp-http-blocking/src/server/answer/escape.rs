@@ -89,6 +89,9 @@ pub(crate) struct Deferred {
     on_end: OnEnd,
     window: Duration,
     decorate: Vec<Decorate>,
+    /// Ready (disconnected or sent on) when the client hangs up: watched while a JSON-only
+    /// 2026-07-28 answer waits for its handler, since that hang-up is the cancellation.
+    hangup: Option<Receiver<()>>,
 }
 
 impl Deferred {
@@ -101,7 +104,19 @@ impl Deferred {
             on_end,
             window,
             decorate: Vec::new(),
+            hangup: None,
         }
+    }
+
+    /// True for a 2026-07-28 answer that can only be JSON: nothing is written until the
+    /// handler is done, so only a watch on the connection sees the client hang up.
+    pub(crate) fn needs_hangup_watch(&self) -> bool {
+        self.answer.modern && !self.answer.accept_sse
+    }
+
+    /// The watch on the connection for [`Deferred::needs_hangup_watch`].
+    pub(crate) fn set_hangup(&mut self, rx: Receiver<()>) {
+        self.hangup = Some(rx);
     }
 
     /// Runs `f` on the response once it exists.
@@ -118,11 +133,12 @@ impl Deferred {
             on_end,
             window,
             decorate,
+            hangup,
         } = self;
         let mut resp = match frames {
-            Frames::Channel(rx) => answer(&cfg, rx, a, on_end, window),
+            Frames::Channel(rx) => answer(&cfg, rx, a, on_end, window, hangup),
             Frames::Lazy(x) => match x.open() {
-                Opened::Channel(rx) => answer(&cfg, rx, a, on_end, window),
+                Opened::Channel(rx) => answer(&cfg, rx, a, on_end, window, hangup),
                 Opened::Final(f) => {
                     on_end(StreamEnd::Completed);
                     json_answer(a.modern, f)

@@ -111,6 +111,7 @@ pub(crate) fn answer(
     a: Answer,
     on_end: OnEnd,
     window: Duration,
+    hangup: Option<Receiver<()>>,
 ) -> HttpResponse {
     let modern = a.modern;
     let json_of = |f: Frame| json_answer(modern, f);
@@ -118,8 +119,18 @@ pub(crate) fn answer(
         let deadline = Instant::now() + cfg.request_timeout;
         let mut answers = Vec::new();
         let mut cancelled = false;
+        let hangup = hangup.unwrap_or_else(crossbeam_channel::never);
         loop {
-            match rx.recv_deadline(deadline) {
+            let next = crossbeam_channel::select! {
+                recv(rx) -> f => f.map_err(|_| RecvTimeoutError::Disconnected),
+                // The client hung up (a 2026-07-28 cancellation): nobody to answer.
+                recv(hangup) -> _ => {
+                    on_end(StreamEnd::ClientGone);
+                    return cancelled_answer();
+                }
+                recv(crossbeam_channel::at(deadline)) -> _ => Err(RecvTimeoutError::Timeout),
+            };
+            match next {
                 Ok(f) => {
                     let last = f.last;
                     cancelled |= f.is_unanswered();

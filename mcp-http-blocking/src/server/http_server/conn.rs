@@ -295,19 +295,24 @@ pub(super) fn serve(
         let handoff: Handoff = {
             let (sock, handed, token) = (sock.clone(), handed.clone(), token.clone());
             let answers = Arc::clone(shared);
-            Box::new(move |d: Deferred| {
+            Box::new(move |mut d: Deferred| {
                 handed.store(true, Ordering::SeqCst);
                 let watcher = Arc::clone(&answers);
                 let started = answers.answers.execute(move || {
                     let _token = token;
                     let watch = || watch_hangup(&watcher.hangups, &sock);
-                    let after = write_response(
-                        &mut sock.clone(),
-                        d.run(),
-                        wants_more,
-                        http10,
-                        Some(&watch),
-                    );
+                    // A JSON-only 2026-07-28 answer writes nothing until its handler is done:
+                    // the connection is watched meanwhile, the hang-up being the cancellation
+                    // (and, the watch reading what comes, the connection closes after).
+                    let mut keep = wants_more;
+                    if d.needs_hangup_watch() {
+                        if let Some(hangup) = watch() {
+                            d.set_hangup(hangup);
+                            keep = false;
+                        }
+                    }
+                    let after =
+                        write_response(&mut sock.clone(), d.run(), keep, http10, Some(&watch));
                     let _ = done_tx.send(after);
                 });
                 if let Err(e) = started {
