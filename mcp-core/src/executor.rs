@@ -261,24 +261,7 @@ impl Executor {
     /// [`Reason::ShutDown`], or [`Reason::Spawn`] when a needed thread cannot start; the job
     /// comes back in the error.
     pub fn execute(&self, job: impl FnOnce() + Send + 'static) -> Result<(), Rejected> {
-        let job: Job = Box::new(job);
-        let job = match self.start(job) {
-            Ok(()) => return Ok(()),
-            Err(Rejected {
-                job,
-                reason: Reason::Saturated,
-            }) => job,
-            Err(e) => return Err(e),
-        };
-        let Some(backlog) = &self.backlog else {
-            return Err(rejected(job, Reason::ShutDown));
-        };
-        backlog
-            .send(job)
-            .map_err(|e| rejected(e.0, Reason::ShutDown))?;
-        // A worker may have gone idle after it last looked at the backlog: wake one.
-        self.wake_for_backlog();
-        Ok(())
+        self.submit(Box::new(job), true)
     }
 
     /// Runs `job` on an idle worker, or a new one; at the maximum, queues it if the queue has
@@ -289,7 +272,11 @@ impl Executor {
     /// [`Reason::Saturated`] at the maximum with the queue full, [`Reason::ShutDown`],
     /// [`Reason::Spawn`]; the job comes back in the error.
     pub fn try_queue(&self, job: impl FnOnce() + Send + 'static) -> Result<(), Rejected> {
-        let job: Job = Box::new(job);
+        self.submit(Box::new(job), false)
+    }
+
+    /// [`Executor::execute`] (`wait`: for room in the queue) or [`Executor::try_queue`].
+    fn submit(&self, job: Job, wait: bool) -> Result<(), Rejected> {
         let job = match self.start(job) {
             Ok(()) => return Ok(()),
             Err(Rejected {
@@ -301,13 +288,19 @@ impl Executor {
         let Some(backlog) = &self.backlog else {
             return Err(rejected(job, Reason::ShutDown));
         };
-        match backlog.try_send(job) {
-            Ok(()) => {}
-            Err(crossbeam_channel::TrySendError::Full(job)) => {
-                return Err(rejected(job, Reason::Saturated));
-            }
-            Err(crossbeam_channel::TrySendError::Disconnected(job)) => {
-                return Err(rejected(job, Reason::ShutDown));
+        if wait {
+            backlog
+                .send(job)
+                .map_err(|e| rejected(e.0, Reason::ShutDown))?;
+        } else {
+            match backlog.try_send(job) {
+                Ok(()) => {}
+                Err(crossbeam_channel::TrySendError::Full(job)) => {
+                    return Err(rejected(job, Reason::Saturated));
+                }
+                Err(crossbeam_channel::TrySendError::Disconnected(job)) => {
+                    return Err(rejected(job, Reason::ShutDown));
+                }
             }
         }
         // A worker may have gone idle after it last looked at the backlog: wake one.
@@ -690,11 +683,14 @@ mod tests {
         .unwrap();
         assert_eq!(rx.recv_timeout(SAFETY), Ok("running"));
         let t = tx.clone();
-        exec.execute(move || t.send("first queued").unwrap())
+        exec.try_queue(move || t.send("first queued").unwrap())
             .unwrap();
-        // The queue is full now: a job offered without waiting is refused...
+        // The queue is full now: a job offered without waiting is refused (whether or not it
+        // may queue)...
         let refused = exec.try_execute(|| {});
         assert!(refused.is_err(), "a full queue took a job without waiting");
+        let refused = exec.try_queue(|| {}).unwrap_err();
+        assert!(matches!(refused.reason(), Reason::Saturated));
         // ...and a submitter that may wait waits until the worker frees, on a thread of its
         // own: it can only get through after the gate opened.
         let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
