@@ -293,8 +293,8 @@ impl Session for AskingSession {
                 let (tx, rx) = bounded(1);
                 self.waiting.lock().unwrap().insert(qid.clone(), tx);
                 let question = Request::new(qid, "ping", &json!({})).unwrap();
-                let _ = self.out.send(question.into(), Some(&r.id));
-                json!({"answered": rx.recv_timeout(WAIT).is_ok()})
+                let sent = self.out.send(question.into(), Some(&r.id)).is_ok();
+                json!({"sent": sent, "answered": sent && rx.recv_timeout(WAIT).is_ok()})
             }
             _ => json!({}),
         };
@@ -347,6 +347,39 @@ fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
         assert_eq!(done["result"]["answered"], true, "{done}");
     }
     assert!(alive(&h));
+}
+
+#[test]
+fn a_question_to_a_client_that_accepts_only_json_is_refused_at_once() {
+    // Its answer holds responses only: the question cannot travel, and the handler learns it
+    // when it asks instead of waiting for an answer that cannot come.
+    let h = HttpServer::builder()
+        .build(Asking)
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let sid = open_session(a, "2025-06-18");
+    let started = Instant::now();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ("Accept", "application/json"),
+            JSON_CT,
+            ("Mcp-Session-Id", sid.as_str()),
+        ],
+        &rpc(1, "ask", json!({})),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.json()["result"]["sent"],
+        false,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert!(started.elapsed() < WAIT / 2, "{:?}", started.elapsed());
 }
 
 #[test]

@@ -951,8 +951,17 @@ impl Link for KitSession {
             .outbound()
             .is_some_and(|out| out.send(msg, Some(&call.id)).is_ok());
         if !sent {
-            self.state().waiters.remove(&oid);
-            return Err(Error::Cancelled);
+            let mut st = self.state();
+            st.waiters.remove(&oid);
+            if st.closed || call.cancel.is_fired() {
+                return Err(Error::Cancelled);
+            }
+            // Still open, yet the question could not go out: this exchange cannot carry it
+            // (an HTTP client that accepts only JSON). Said now, not after the timeout.
+            return Err(Error::Unsupported(format!(
+                "{method} cannot reach the client: its connection for this request carries no \
+                 requests of the server's (it accepts only JSON)"
+            )));
         }
         match rx.recv_timeout(timeout) {
             Ok(r) => r,

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::sync::mpsc::sync_channel;
 use std::time::Duration;
 
-use mcp_core::service::{SessionInfo, TransportKind};
+use mcp_core::service::{Service, SessionInfo, TransportKind};
 use mcp_server_kit::types::{CallToolResult, ElicitRequestParams};
 use mcp_server_kit::{Context, Error, NoArgs, Server, Tool, schema::Schema};
 use serde_json::{Value, json};
@@ -226,6 +226,47 @@ fn legacy_elicitation_is_a_blocking_round_trip() {
     q.initialize("2025-11-25", json!({}));
     let r = q.request(1, "tools/call", json!({"name": "ask"}));
     assert_eq!(r["result"]["isError"], true);
+}
+
+/// An outbound that carries answers and notifications but no request of the server's, as a
+/// Streamable HTTP exchange whose client accepts only JSON.
+struct NoQuestions(Mutex<std::sync::mpsc::SyncSender<mcp_core::jsonrpc::Message>>);
+
+impl mcp_core::service::Outbound for NoQuestions {
+    fn send(
+        &self,
+        msg: mcp_core::jsonrpc::Message,
+        _: Option<&mcp_core::jsonrpc::RequestId>,
+    ) -> Result<(), mcp_core::service::Closed> {
+        if matches!(msg, mcp_core::jsonrpc::Message::Request(_)) {
+            return Err(mcp_core::service::Closed);
+        }
+        self.0
+            .lock()
+            .unwrap()
+            .send(msg)
+            .map_err(|_| mcp_core::service::Closed)
+    }
+}
+
+#[test]
+fn a_question_the_transport_cannot_carry_fails_the_handler_at_once() {
+    // Not a cancellation (which gets no answer at all): the call is answered with why.
+    let server = Server::builder("t", "1")
+        .tool(asking_tool())
+        .build()
+        .unwrap();
+    let (tx, rx) = sync_channel(64);
+    let session = server.open(
+        SessionInfo::new(TransportKind::Memory),
+        std::sync::Arc::new(NoQuestions(Mutex::new(tx))),
+    );
+    let p = Peer { session, rx };
+    p.initialize("2025-11-25", json!({"elicitation": {}}));
+    let r = p.request(1, "tools/call", json!({"name": "ask"}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("cannot reach the client"), "{r}");
 }
 
 #[test]

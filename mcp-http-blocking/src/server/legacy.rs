@@ -108,6 +108,9 @@ pub(crate) fn post(
     if accept_sse && !prefix.is_empty() {
         stream.set_pollable();
     }
+    if !accept_sse {
+        stream.set_json_only();
+    }
     let s2 = sess.clone();
     let generation = att.generation;
     let st2 = stream.clone();

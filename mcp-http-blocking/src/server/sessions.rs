@@ -83,6 +83,9 @@ struct StreamInner {
     pollable: bool,
     /// Some message went out on the stream.
     sent: bool,
+    /// The POST accepts only JSON: its answer holds responses only, so a request of the
+    /// server's cannot travel on it.
+    json_only: bool,
     /// While the POST's requests are handled inline on its thread: the pending answer,
     /// started elsewhere by the first message that is not the stream's last (see `answer::escape`).
     escape: Option<Arc<Escape>>,
@@ -413,6 +416,7 @@ impl Stream {
                 done: false,
                 pollable: false,
                 sent: false,
+                json_only: false,
                 escape: None,
             }),
         }
@@ -458,6 +462,11 @@ impl Stream {
     /// Marks the stream as one the client can resume (see [`LegacySession::release_stream`]).
     pub fn set_pollable(&self) {
         lock(&self.inner).pollable = true;
+    }
+
+    /// Marks the stream as a JSON-only answer (the client does not accept SSE).
+    pub fn set_json_only(&self) {
+        lock(&self.inner).json_only = true;
     }
 
     fn attached(&self) -> bool {
@@ -512,6 +521,12 @@ impl Stream {
     ) -> Result<bool, Closed> {
         let (escape, final_escape) = {
             let mut i = lock(&self.inner);
+            if i.json_only && matches!(msg, Message::Request(_)) {
+                // A question to the client that its JSON answer cannot carry: refused now,
+                // so the handler fails at once instead of waiting for an answer that cannot
+                // come.
+                return Err(Closed);
+            }
             if is_answer && i.pending <= 1 {
                 (None, i.escape.take())
             } else {
