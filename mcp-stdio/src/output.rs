@@ -173,7 +173,9 @@ impl WriterStart {
 /// When the writer thread ends its receiver is dropped, which wakes any blocked sender with
 /// [`Closed`].
 pub(crate) struct StdioOutbound {
-    queue: Sender<Message>,
+    /// Boxed: the queue's slots are allocated and stamped when serving starts, so a slot's
+    /// size is resident for the whole session (256 boxes are 4 KiB, 256 messages 24 KiB).
+    queue: Sender<Box<Message>>,
     /// The writer thread, started by the first message that has to queue.
     writer: Arc<WriterStart>,
     output: Arc<SharedOutput>,
@@ -189,7 +191,7 @@ pub(crate) struct StdioOutbound {
 impl StdioOutbound {
     /// Sends through `queue` to the writer thread, or writes to `output` directly.
     pub(crate) fn new(
-        queue: Sender<Message>,
+        queue: Sender<Box<Message>>,
         writer: Arc<WriterStart>,
         output: Arc<SharedOutput>,
         negotiated: Arc<Negotiated>,
@@ -263,7 +265,7 @@ impl Outbound for StdioOutbound {
         }
         self.output.queued.fetch_add(1, Ordering::AcqRel);
         self.writer.ensure();
-        self.queue.send(msg).map_err(|_| {
+        self.queue.send(Box::new(msg)).map_err(|_| {
             self.output.queued.fetch_sub(1, Ordering::AcqRel);
             Closed
         })
@@ -309,7 +311,7 @@ impl Outbound for StdioOutbound {
 /// keeps going until the deadline or until every sender is gone.
 pub(crate) fn write_loop(
     output: &SharedOutput,
-    queue: &Receiver<Message>,
+    queue: &Receiver<Box<Message>>,
     shutdown: &Receiver<()>,
     grace: Duration,
 ) -> io::Result<()> {
@@ -320,7 +322,7 @@ pub(crate) fn write_loop(
 
 fn write_queued(
     output: &SharedOutput,
-    queue: &Receiver<Message>,
+    queue: &Receiver<Box<Message>>,
     shutdown: &Receiver<()>,
     grace: Duration,
 ) -> io::Result<()> {

@@ -214,7 +214,7 @@ where
     W: Write + Send + 'static,
     S: Service,
 {
-    let (queue_tx, queue_rx) = bounded::<Message>(config.outbound_capacity);
+    let (queue_tx, queue_rx) = bounded::<Box<Message>>(config.outbound_capacity);
     let shared_out = Arc::new(SharedOutput::new(Box::new(output)));
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
     // Room for every report: the writer's, the reader's, and a panic's.
