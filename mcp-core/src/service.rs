@@ -38,6 +38,19 @@ pub trait Outbound: Send + Sync {
     /// [`Closed`] when the peer, or the stream for `related`, is gone.
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed>;
 
+    /// Sends a message that this session's own work does not wait on (a broadcast: a list or
+    /// a resource changed, which any session's handler or a timer may cause) without waiting
+    /// for room: where the peer does not keep up, the transport cuts its stream (a resumable
+    /// one keeps the message for the reconnection) instead of holding the sender, which may
+    /// be serving another client. The default sends as [`send`](Outbound::send) does (stdio
+    /// has one client, whose own back-pressure it is).
+    ///
+    /// # Errors
+    /// As [`send`](Outbound::send), and when the stream had no room.
+    fn send_nowait(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        self.send(msg, related)
+    }
+
     /// Sends the successful answer to request `id` (as [`send`](Outbound::send) would send
     /// [`Response::message`]`(id, result)`), leaving the result's serialization to the
     /// transport: one that frames its answers itself (stdio) writes it straight into the

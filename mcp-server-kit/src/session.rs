@@ -123,6 +123,15 @@ impl KitSession {
         }
     }
 
+    /// Sends a broadcast (a list or a resource changed): the caller may be another session's
+    /// handler or a timer, which a client that stopped reading must not hold (its stream is
+    /// cut instead; see `Outbound::send_nowait`).
+    fn broadcast(&self, msg: Option<Message>, related: Option<&RequestId>) {
+        if let (Some(m), Some(out)) = (msg, self.outbound()) {
+            let _ = out.send_nowait(m, related);
+        }
+    }
+
     /// Tells the transport that request `id` gets no answer (it was cancelled).
     fn unanswered(&self, id: &RequestId) {
         if let Some(out) = self.outbound() {
@@ -648,7 +657,7 @@ impl KitSession {
             v
         };
         for (m, related) in msgs {
-            self.send(m, related.as_ref());
+            self.broadcast(m, related.as_ref());
         }
     }
 
@@ -670,7 +679,7 @@ impl KitSession {
             v
         };
         for (m, related) in msgs {
-            self.send(m, related.as_ref());
+            self.broadcast(m, related.as_ref());
         }
     }
 
@@ -1059,6 +1068,48 @@ mod typed_dispatch_tests {
         let m = rx.recv_timeout(Duration::from_secs(10)).unwrap();
         let v: Value = serde_json::from_slice(&m.to_vec()).unwrap();
         v["error"].clone()
+    }
+
+    /// An outbound whose `send` waits (as a client that stopped reading makes it) and whose
+    /// `send_nowait` records: the way a broadcast goes out.
+    struct Stalled(Mutex<Vec<String>>);
+
+    impl Outbound for Stalled {
+        fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+            if msg.is_response() {
+                return Ok(());
+            }
+            panic!("a broadcast waited for room: {:?}", msg.method());
+        }
+        fn send_nowait(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
+            let method = msg.method().unwrap_or_default().to_owned();
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).push(method);
+            Err(Closed)
+        }
+    }
+
+    /// A list or resource change reaches every session from whichever thread caused it
+    /// (another client's handler, a timer): it goes out without waiting for a client that
+    /// does not read, which would hold that thread for the send timeout.
+    #[test]
+    fn broadcasts_never_wait_for_a_client_that_does_not_read() {
+        let tool = Tool::new("quiet", |_: NoArgs, _: &Context| Ok::<_, Error>("ok"));
+        let server = Server::builder("t", "1").tool(tool).build().unwrap();
+        let out = Arc::new(Stalled(Mutex::new(Vec::new())));
+        let s = server.open(SessionInfo::new(TransportKind::Memory), out.clone());
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}}});
+        s.handle(decode(init.to_string().as_bytes()).unwrap());
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        s.handle(decode(done.to_string().as_bytes()).unwrap());
+        let sub = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe",
+            "params": {"uri": "test://r"}});
+        s.handle(decode(sub.to_string().as_bytes()).unwrap());
+        server.list_changed(mcp_core::engine::ListKind::Tools);
+        server.resource_updated("test://r");
+        let sent = out.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        assert!(sent.contains(&"notifications/tools/list_changed".to_owned()), "{sent:?}");
     }
 
     #[test]

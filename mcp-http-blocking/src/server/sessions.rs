@@ -253,8 +253,9 @@ impl LegacySession {
         }
     }
 
-    /// Sends `msg` on the stream it belongs to.
-    fn route(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+    /// Sends `msg` on the stream it belongs to; `wait`: for room while the reader is
+    /// behind (up to the send timeout), else it is cut off at once.
+    fn route(&self, msg: Message, related: Option<&RequestId>, wait: bool) -> Result<(), Closed> {
         let (stream, is_answer) = {
             let mut st = lock(&self.state);
             if st.closed {
@@ -286,7 +287,7 @@ impl LegacySession {
             (st.streams.get(&target).cloned().ok_or(Closed)?, is_answer)
         };
         let resumable = self.kind == Kind::Streamable;
-        let last = stream.push(self, &msg, is_answer, resumable)?;
+        let last = stream.push(self, &msg, is_answer, resumable, wait)?;
         if last {
             self.finish_stream(stream.no);
         }
@@ -511,13 +512,15 @@ impl Stream {
         }
     }
 
-    /// Stores and sends one message; true when it was the stream's last.
+    /// Stores and sends one message; true when it was the stream's last. Without `wait`, a
+    /// reader that is behind is cut off at once rather than waited for.
     fn push(
         &self,
         sess: &LegacySession,
         msg: &Message,
         is_answer: bool,
         resumable: bool,
+        wait: bool,
     ) -> Result<bool, Closed> {
         let (escape, final_escape) = {
             let mut i = lock(&self.inner);
@@ -575,9 +578,10 @@ impl Stream {
             }
         };
         let send = |f: Frame, tx: &Option<Sender<Frame>>| match tx {
-            Some(tx) => tx
+            Some(tx) if wait => tx
                 .send_timeout(f, sess.cfg.send_timeout)
                 .map_err(|e| e.into_inner()),
+            Some(tx) => tx.try_send(f).map_err(|e| e.into_inner()),
             None => Err(f),
         };
         let quiet = final_escape.filter(|_| last && first && self.single);
@@ -623,7 +627,11 @@ struct LegacyOutbound(Weak<LegacySession>);
 
 impl Outbound for LegacyOutbound {
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
-        self.0.upgrade().ok_or(Closed)?.route(msg, related)
+        self.0.upgrade().ok_or(Closed)?.route(msg, related, true)
+    }
+
+    fn send_nowait(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        self.0.upgrade().ok_or(Closed)?.route(msg, related, false)
     }
 
     fn close_stream(&self, related: &RequestId) -> bool {
@@ -765,9 +773,39 @@ mod tests {
             stream.set_escape(e.clone());
             e
         });
-        sess.route(answer(id), None).unwrap();
+        sess.route(answer(id), None, true).unwrap();
         assert!(rx.try_recv().unwrap().last);
         drop(escape);
+    }
+
+    /// A broadcast reaching a client that stopped reading its GET stream must not hold the
+    /// sender (another session's handler, a timer) for the send timeout: the stream is cut at
+    /// once, with the event kept for the client's reconnection; `send` still waits.
+    #[test]
+    fn a_broadcast_cuts_a_stream_that_is_behind_instead_of_waiting_for_it() {
+        use mcp_core::jsonrpc::Notification;
+        use std::time::Duration;
+        let store = Arc::new(Counting::default());
+        let cfg = HttpConfig::builder()
+            .stream_buffer(2)
+            .send_timeout(Duration::from_secs(60))
+            .build();
+        let sess = LegacySession::new("s".into(), Kind::Streamable, Arc::new(cfg), store.clone());
+        let (_stream, att) = sess.attach(0, None).unwrap();
+        // The client's connection: attached, never read.
+        let rx = att.rx.unwrap();
+        let out = sess.outbound();
+        let changed = || Message::Notification(Notification::bare("notifications/tools/list_changed"));
+        out.send_nowait(changed(), None).unwrap();
+        out.send_nowait(changed(), None).unwrap();
+        let started = Instant::now();
+        // The stream's buffer is full: cut, not waited for (60 s).
+        assert!(out.send_nowait(changed(), None).is_err());
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // The connection sees its end after what it was sent; the third event is stored.
+        assert_eq!(rx.iter().count(), 2);
+        assert_eq!(lock(&store.appended).len(), 3);
+        sess.close();
     }
 
     #[test]

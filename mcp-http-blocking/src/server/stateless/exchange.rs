@@ -98,6 +98,18 @@ impl FrameSource for ExchangeOutbound {
 
 impl Outbound for ExchangeOutbound {
     fn send(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        self.put(msg, related, true)
+    }
+
+    fn send_nowait(&self, msg: Message, related: Option<&RequestId>) -> Result<(), Closed> {
+        self.put(msg, related, false)
+    }
+}
+
+impl ExchangeOutbound {
+    /// Sends on the exchange's stream; `wait`: for room while the reader is behind (up to the
+    /// send timeout), else the stream is cut at once.
+    fn put(&self, msg: Message, related: Option<&RequestId>, wait: bool) -> Result<(), Closed> {
         // No server-to-client requests travel on 2026-07-28 streams, and nothing unrelated to
         // the exchange's request has anywhere to go.
         if matches!(msg, Message::Request(_)) {
@@ -148,7 +160,11 @@ impl Outbound for ExchangeOutbound {
                 _ => return Err(Closed),
             }
         };
-        let ok = tx.send_timeout(frame, self.send_timeout).is_ok();
+        let ok = if wait {
+            tx.send_timeout(frame, self.send_timeout).is_ok()
+        } else {
+            tx.try_send(frame).is_ok()
+        };
         drop(tx);
         if last || !ok {
             if let State::Open { tx, .. } = &mut *lock(&self.state) {
@@ -185,6 +201,25 @@ mod tests {
 
     fn text(f: &Frame) -> String {
         String::from_utf8(f.json.clone()).unwrap()
+    }
+
+    /// A `subscriptions/listen` stream whose client stopped reading: a broadcast to it is
+    /// refused at once and ends the stream, where `send` would wait the send timeout.
+    #[test]
+    fn a_broadcast_to_a_stream_that_is_behind_ends_it_at_once() {
+        let o = ExchangeOutbound::new(Some(RequestId::from(7)), 2, Duration::from_secs(60));
+        let id = RequestId::from(7);
+        let Opened::Channel(rx) = o.open() else {
+            panic!("expected a channel");
+        };
+        o.send_nowait(progress(1), Some(&id)).unwrap();
+        o.send_nowait(progress(2), Some(&id)).unwrap();
+        let started = std::time::Instant::now();
+        assert!(o.send_nowait(progress(3), Some(&id)).is_err());
+        assert!(started.elapsed() < Duration::from_secs(30));
+        // The stream ended after what had room; nothing more goes out on it.
+        assert_eq!(rx.iter().count(), 2);
+        assert!(o.send(progress(4), Some(&id)).is_err());
     }
 
     #[test]
