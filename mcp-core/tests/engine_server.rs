@@ -393,6 +393,49 @@ fn duplicate_ids_in_flight_are_refused() {
     assert!(out["result"].get("resultType").is_none());
 }
 
+/// A client that reuses the id of a request it just cancelled, while that request's handler
+/// still runs: the new request is refused as a duplicate (the id is still taken), and the
+/// old handler's end neither answers nor frees anything of a later request with that id.
+#[test]
+fn a_cancelled_request_keeps_its_id_until_its_handler_ends() {
+    let now = Instant::now();
+    let mut s = server(json!({"tools": {}}));
+    initialize(&mut s, "2025-11-25", json!({}), now);
+    let id = RequestId::Number(100);
+    assert!(matches!(
+        s.handle(request(100, "tools/call", json!({"name": "slow"})), now),
+        ServerStep::Dispatch(_)
+    ));
+    assert!(matches!(
+        s.handle(
+            notification("notifications/cancelled", json!({"requestId": 100})),
+            now
+        ),
+        ServerStep::Cancel { .. }
+    ));
+    assert!(!s.is_in_flight(&id));
+    // A second cancel of it changes nothing.
+    assert!(matches!(
+        s.handle(
+            notification("notifications/cancelled", json!({"requestId": 100})),
+            now
+        ),
+        ServerStep::Nothing
+    ));
+    // Reused while the cancelled handler runs: refused, not taken for the old request.
+    assert_eq!(
+        error_code(s.handle(request(100, "tools/call", json!({"name": "fast"})), now)),
+        codes::INVALID_REQUEST
+    );
+    // The old handler ends: nothing goes out for it, and the id is free again.
+    assert!(s.respond_value(&id, Ok(json!({"content": []}))).is_none());
+    assert!(matches!(
+        s.handle(request(100, "tools/call", json!({"name": "fast"})), now),
+        ServerStep::Dispatch(_)
+    ));
+    assert!(s.respond_value(&id, Ok(json!({"content": []}))).is_some());
+}
+
 #[test]
 fn cancellation_races() {
     let now = Instant::now();

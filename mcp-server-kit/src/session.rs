@@ -1083,7 +1083,10 @@ mod typed_dispatch_tests {
         }
         fn send_nowait(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
             let method = msg.method().unwrap_or_default().to_owned();
-            self.0.lock().unwrap_or_else(|p| p.into_inner()).push(method);
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(method);
             Err(Closed)
         }
     }
@@ -1109,7 +1112,10 @@ mod typed_dispatch_tests {
         server.list_changed(mcp_core::engine::ListKind::Tools);
         server.resource_updated("test://r");
         let sent = out.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        assert!(sent.contains(&"notifications/tools/list_changed".to_owned()), "{sent:?}");
+        assert!(
+            sent.contains(&"notifications/tools/list_changed".to_owned()),
+            "{sent:?}"
+        );
     }
 
     #[test]

@@ -550,6 +550,7 @@ impl ClientEngine {
                 progress_token: progress_token.clone(),
                 last_progress: None,
                 log_level: None,
+                cancelled: false,
             },
         );
         ClientStep::Dispatch(PeerRequest {
@@ -566,7 +567,8 @@ impl ClientEngine {
                 let Ok(p) = n.params::<CancelledParams>() else {
                     return ClientStep::Nothing;
                 };
-                if self.incoming.remove(&p.request_id).is_some() {
+                // The id stays taken until the handler ends (see `InFlight::cancelled`).
+                if self.incoming.cancel(&p.request_id) {
                     return ClientStep::Cancel {
                         id: p.request_id,
                         reason: p.reason,
@@ -622,7 +624,7 @@ impl ClientEngine {
         id: &RequestId,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) -> Option<Message> {
-        self.incoming.remove(id)?;
+        self.incoming.finish(id)?;
         Some(match outcome {
             Ok(result) => Message::Response(Response {
                 id: id.clone(),

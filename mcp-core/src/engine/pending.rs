@@ -222,6 +222,11 @@ pub(crate) struct InFlight {
     pub last_progress: Option<f64>,
     /// 2026-07-28: the level the request asked for; `None` means no log messages at all.
     pub log_level: Option<LoggingLevel>,
+    /// The peer cancelled it while its handler still runs: nothing more goes out for it, and
+    /// its id stays taken until the handler ends, so that a request reusing the id meanwhile
+    /// is refused as a duplicate instead of being taken for the old one (whose end would
+    /// then swallow the new one's answer, or send the old answer under the new request).
+    pub cancelled: bool,
 }
 
 /// The requests this side received and still owes an answer, keyed by the peer's id.
@@ -278,10 +283,32 @@ impl IncomingTable {
         self.rest.remove(id)
     }
 
+    /// Marks `id` cancelled; false when it is unknown or was cancelled already.
+    pub fn cancel(&mut self, id: &RequestId) -> bool {
+        match self.get_mut(id) {
+            Some(e) if !e.cancelled => {
+                e.cancelled = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends `id` (its handler returned) and frees its id: the entry, unless it was cancelled
+    /// (then nothing may be sent for it).
+    pub fn finish(&mut self, id: &RequestId) -> Option<InFlight> {
+        self.remove(id).filter(|e| !e.cancelled)
+    }
+
+    /// `id` when it still waits for its answer (known and not cancelled).
+    pub fn live(&self, id: &RequestId) -> Option<&InFlight> {
+        self.get(id).filter(|e| !e.cancelled)
+    }
+
     /// Checks that a progress report for `id` may go out (the request asked for progress and
     /// the value strictly increased) and records it. Returns the token to use.
     pub fn advance_progress(&mut self, id: &RequestId, progress: f64) -> Option<ProgressToken> {
-        let entry = self.get_mut(id)?;
+        let entry = self.get_mut(id).filter(|e| !e.cancelled)?;
         let token = entry.progress_token.clone()?;
         if !progress.is_finite() || entry.last_progress.is_some_and(|last| progress <= last) {
             return None;
@@ -310,6 +337,7 @@ mod tests {
             progress_token: Some(RequestId::Number(n as i64)),
             last_progress: None,
             log_level: None,
+            cancelled: false,
         };
         let mut table = IncomingTable::default();
         let mut model: HashMap<RequestId, u64> = HashMap::new();

@@ -220,7 +220,7 @@ impl ServerEngine {
 
     /// Whether a request from the client still waits for the application's answer.
     pub fn is_in_flight(&self, id: &RequestId) -> bool {
-        self.incoming.contains(id)
+        self.incoming.live(id).is_some()
     }
 
     /// How many client requests are in flight and how many server requests are pending.
@@ -393,6 +393,7 @@ impl ServerEngine {
                 progress_token: ctx.progress_token.clone(),
                 last_progress: None,
                 log_level: ctx.log_level,
+                cancelled: false,
             },
         );
     }
@@ -507,12 +508,14 @@ impl ServerEngine {
                 let Ok(p) = n.params::<CancelledParams>() else {
                     return ServerStep::Nothing;
                 };
-                match self.incoming.remove(&p.request_id) {
-                    Some(_) => ServerStep::Cancel {
+                // The id stays taken until the handler ends (see `InFlight::cancelled`).
+                if self.incoming.cancel(&p.request_id) {
+                    ServerStep::Cancel {
                         id: p.request_id,
                         reason: p.reason,
-                    },
-                    None => ServerStep::Nothing,
+                    }
+                } else {
+                    ServerStep::Nothing
                 }
             }
             progress::PROGRESS => {
@@ -544,7 +547,7 @@ impl ServerEngine {
         id: &RequestId,
         outcome: Result<Box<RawValue>, ErrorObject>,
     ) -> Option<Message> {
-        let entry = self.incoming.remove(id)?;
+        let entry = self.incoming.finish(id)?;
         Some(match outcome {
             Ok(result) => {
                 let result = if entry.era == Era::Modern {
@@ -567,7 +570,7 @@ impl ServerEngine {
     /// 2026-07-28 result must carry `resultType`, which `respond` adds), or `None` when
     /// nothing may be sent (it was cancelled or answered already).
     pub fn answer(&mut self, id: &RequestId) -> Option<Era> {
-        self.incoming.remove(id).map(|entry| entry.era)
+        self.incoming.finish(id).map(|entry| entry.era)
     }
 
     /// [`ServerEngine::respond`] for a result held as a `Value`.
@@ -584,7 +587,7 @@ impl ServerEngine {
     /// it so its late answer, progress and logs are dropped. Returns whether it was in flight;
     /// when it was, stop its handler as for [`ServerStep::Cancel`].
     pub fn abandon(&mut self, id: &RequestId) -> bool {
-        self.incoming.remove(id).is_some()
+        self.incoming.finish(id).is_some()
     }
 
     /// Starts a request to the client (`sampling/createMessage`, `elicitation/create`,
@@ -699,7 +702,12 @@ impl ServerEngine {
         if !has_capability(&self.config.capabilities, &["logging"]) {
             return None;
         }
-        let threshold = match (&self.mode, related_to.and_then(|id| self.incoming.get(id))) {
+        let related = related_to.and_then(|id| self.incoming.get(id));
+        if related.is_some_and(|r| r.cancelled) {
+            // Nothing more goes out for a cancelled request.
+            return None;
+        }
+        let threshold = match (&self.mode, related) {
             (_, Some(r)) if r.era == Era::Modern => r.log_level?,
             (Mode::Legacy(s), _) => s.log_level.unwrap_or(LoggingLevel::Debug),
             _ => return None,

@@ -795,7 +795,8 @@ mod tests {
         // The client's connection: attached, never read.
         let rx = att.rx.unwrap();
         let out = sess.outbound();
-        let changed = || Message::Notification(Notification::bare("notifications/tools/list_changed"));
+        let changed =
+            || Message::Notification(Notification::bare("notifications/tools/list_changed"));
         out.send_nowait(changed(), None).unwrap();
         out.send_nowait(changed(), None).unwrap();
         let started = Instant::now();
