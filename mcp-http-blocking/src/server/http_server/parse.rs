@@ -425,7 +425,12 @@ impl<R: Read, W: Write> Read for BodyReader<'_, R, W> {
                     let size = line.split(|&b| b == b';').next().unwrap_or(&[]);
                     let size = std::str::from_utf8(size.trim_ascii())
                         .ok()
-                        .filter(|s| !s.is_empty() && s.len() <= 15)
+                        // `1*HEXDIG` (RFC 9112 §7.1): `from_str_radix` alone takes a `+`.
+                        .filter(|s| {
+                            !s.is_empty()
+                                && s.len() <= 15
+                                && s.bytes().all(|b| b.is_ascii_hexdigit())
+                        })
                         .and_then(|s| u64::from_str_radix(s, 16).ok());
                     match size {
                         None => return Err(self.broken("malformed chunk size")),
@@ -558,6 +563,14 @@ mod tests {
         assert!(!body(bad).1);
         let long = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n";
         assert!(!body(long).1);
+        // A size is hex digits only: a sign or a prefix another parser may read otherwise
+        // (where the body ends: request smuggling) is refused.
+        for size in ["+3", "-3", "0x3", "3 3"] {
+            let signed = format!(
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{size}\r\nabc\r\n0\r\n\r\n"
+            );
+            assert!(!body(&signed).1, "{size}");
+        }
     }
 
     #[test]
