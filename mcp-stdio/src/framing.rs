@@ -104,8 +104,19 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
     limit: usize,
 ) -> io::Result<LineRead> {
     buf.clear();
+    // The limit is on the message: a line may hold one byte more, the `\r` of a CRLF ending.
+    let raw_limit = limit.saturating_add(1);
     let mut seen = 0usize;
     let mut overflow = false;
+    let ended = |buf: &mut Vec<u8>, seen: usize| {
+        strip_cr(buf);
+        if buf.len() > limit {
+            buf.clear();
+            LineRead::TooLarge(seen)
+        } else {
+            LineRead::Line
+        }
+    };
     loop {
         let chunk = match r.fill_buf() {
             Ok(c) => c,
@@ -116,10 +127,7 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
             return Ok(match (overflow, seen) {
                 (true, _) => LineRead::TooLarge(seen),
                 (false, 0) => LineRead::Eof,
-                (false, _) => {
-                    strip_cr(buf);
-                    LineRead::Line
-                }
+                (false, _) => ended(buf, seen),
             });
         }
         let (part, used, done) = match find_newline(chunk) {
@@ -128,11 +136,11 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
         };
         seen = seen.saturating_add(part.len());
         if !overflow {
-            if seen > limit {
+            if seen > raw_limit {
                 overflow = true;
                 buf.clear();
             } else {
-                push_bounded(buf, part, limit);
+                push_bounded(buf, part, raw_limit);
             }
         }
         r.consume(used);
@@ -140,8 +148,7 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
             if overflow {
                 return Ok(LineRead::TooLarge(seen));
             }
-            strip_cr(buf);
-            return Ok(LineRead::Line);
+            return Ok(ended(buf, seen));
         }
     }
 }
@@ -582,6 +589,13 @@ mod tests {
         assert!(got[0].is_ok());
         let got = items(PING.as_bytes(), PING.len() - 1, false);
         assert!(matches!(got[0], Err(FrameError::TooLarge { len, .. }) if len == PING.len()));
+        // The limit is on the message: a CRLF ending's `\r` does not count against it, with
+        // or without the newline after it.
+        let crlf = format!("{PING}\r\n");
+        assert!(items(crlf.as_bytes(), PING.len(), false)[0].is_ok());
+        assert!(items(format!("{PING}\r").as_bytes(), PING.len(), false)[0].is_ok());
+        let got = items(crlf.as_bytes(), PING.len() - 1, false);
+        assert!(matches!(got[0], Err(FrameError::TooLarge { .. })));
     }
 
     #[test]
