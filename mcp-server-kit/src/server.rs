@@ -560,6 +560,12 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
+    /// What its sessions share, for tests that make a session by hand.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        Arc::clone(&self.shared)
+    }
+
     /// Starts building a server with the implementation's name and version.
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
         ServerBuilder {

@@ -57,6 +57,8 @@ struct State {
     listens: IdMap<Listen>,
     /// Request states kept in the session (see `dispatch::seal_state`), newest last.
     stash: VecDeque<(u64, Vec<u8>)>,
+    /// The bytes the stash holds (see `STASH_BYTES`).
+    stash_bytes: usize,
     stash_next: u64,
     initialized: bool,
     closed: bool,
@@ -98,6 +100,7 @@ impl KitSession {
                 subscription_bytes: 0,
                 listens: id_map(),
                 stash: VecDeque::new(),
+                stash_bytes: 0,
                 stash_next: 0,
                 initialized: false,
                 closed: false,
@@ -861,6 +864,11 @@ fn honoured_uris(asked: &[String]) -> HashSet<String> {
 /// How many session-kept request states live at once; the oldest go first.
 const STASH_LIMIT: usize = 64;
 
+/// And how many bytes they hold: a state binds the call's arguments, so 64 of a client's
+/// 4 MiB calls that it never retries held 390 MB. The newest is kept whatever its size (its
+/// exchange is the one under way).
+const STASH_BYTES: usize = 16 * 1024 * 1024;
+
 impl Link for KitSession {
     fn will_await_peer(&self, call: &Arc<Call>) -> bool {
         if !call.listed.load(Ordering::Acquire) {
@@ -878,10 +886,13 @@ impl Link for KitSession {
         let mut st = self.state();
         let n = st.stash_next;
         st.stash_next += 1;
-        if st.stash.len() >= STASH_LIMIT {
-            st.stash.pop_front();
-        }
+        st.stash_bytes += payload.len();
         st.stash.push_back((n, payload));
+        while st.stash.len() > STASH_LIMIT || (st.stash_bytes > STASH_BYTES && st.stash.len() > 1) {
+            if let Some((_, old)) = st.stash.pop_front() {
+                st.stash_bytes -= old.len();
+            }
+        }
         n.to_string()
     }
 
@@ -1116,6 +1127,37 @@ mod typed_dispatch_tests {
             sent.contains(&"notifications/tools/list_changed".to_owned()),
             "{sent:?}"
         );
+    }
+
+    /// Session-kept request states (2026-07-28 `input_required` over stdio) are bounded in
+    /// bytes as well as in number: a client that never retries its large calls does not
+    /// grow the server by their arguments.
+    #[test]
+    fn kept_request_states_are_bounded_in_bytes() {
+        let server = Server::builder("t", "1").build().unwrap();
+        let (tx, _rx) = sync_channel(8);
+        let s = KitSession::new(
+            server.shared(),
+            SessionInfo::new(TransportKind::Memory),
+            Arc::new(Collect(Mutex::new(tx))),
+        );
+        let big = 4 * 1024 * 1024;
+        let handles: Vec<String> = (0..20).map(|_| s.stash(vec![7; big])).collect();
+        let held: usize = s.state().stash.iter().map(|(_, p)| p.len()).sum();
+        assert!(held <= STASH_BYTES, "{held} bytes kept");
+        assert_eq!(held, s.state().stash_bytes);
+        // The newest are the ones kept; the oldest are gone.
+        assert_eq!(s.unstash(&handles[19]).map(|p| p.len()), Some(big));
+        assert!(s.unstash(&handles[0]).is_none());
+        // One state larger than the bound is still kept: its exchange is under way.
+        let huge = s.stash(vec![1; STASH_BYTES + 1]);
+        assert!(s.unstash(&huge).is_some());
+        assert_eq!(s.state().stash.len(), 1);
+        // Small states: the count bound.
+        for _ in 0..100 {
+            s.stash(vec![0; 10]);
+        }
+        assert_eq!(s.state().stash.len(), STASH_LIMIT);
     }
 
     #[test]
