@@ -80,22 +80,27 @@ fn not_a_jsonrpc_message_is_invalid_request() {
     s.assert_alive("after-invalid");
 }
 
+/// JSON-RPC 2.0 §6: a batch is answered with one array of its answers.
 #[test]
-fn a_batch_is_answered_one_line_per_request() {
+fn a_batch_is_answered_with_one_array() {
     let mut s = RawServer::spawn();
     // The one revision with batches.
     s.initialize_as("2025-03-26");
-    // A batch of two invalid elements: one error each.
+    // A batch of two invalid elements: one error each, in one array.
     s.write(b"[1,2]\n");
-    for _ in 0..2 {
-        let r = s.recv();
-        assert_eq!(r["error"]["code"], -32600, "{r}");
+    let r = s.recv();
+    let errors = r.as_array().unwrap_or_else(|| panic!("not an array: {r}"));
+    assert_eq!(errors.len(), 2, "{r}");
+    for e in errors {
+        assert_eq!(e["error"]["code"], -32600, "{r}");
     }
     s.write(
         br#"[{"jsonrpc":"2.0","id":"b1","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]
 "#,
     );
-    let mut ids = vec![s.recv()["id"].clone(), s.recv()["id"].clone()];
+    let r = s.recv();
+    let answers = r.as_array().unwrap_or_else(|| panic!("not an array: {r}"));
+    let mut ids: Vec<serde_json::Value> = answers.iter().map(|a| a["id"].clone()).collect();
     ids.sort_by_key(|v| v.to_string());
     assert_eq!(ids, vec![json!("b1"), json!("b2")]);
     s.assert_alive("after-batch");

@@ -223,6 +223,8 @@ pub struct MessageReader<R> {
     allow_batches: bool,
     line: Vec<u8>,
     queued: VecDeque<Result<Message, DecodeError>>,
+    /// The answers the batch just read owes (see [`take_batch_answers`](Self::take_batch_answers)).
+    batch_answers: Option<Vec<Option<RequestId>>>,
     done: bool,
     /// A server's session: batches follow the revision it negotiated.
     negotiated: Option<Arc<Negotiated>>,
@@ -246,6 +248,7 @@ impl<R: BufRead> MessageReader<R> {
             allow_batches: false,
             line: Vec::new(),
             queued: VecDeque::new(),
+            batch_answers: None,
             done: false,
             negotiated: None,
         }
@@ -355,11 +358,33 @@ impl<R> MessageReader<R> {
         if let Err(e) = jsonrpc::check_batch(negotiated, &items) {
             return Some(Err(FrameError::Decode(e)));
         }
+        // What the batch's answer array will hold: one response per request, and one per
+        // element refused with an answer (its id, or null when none could be read).
+        let owed: Vec<Option<RequestId>> = items
+            .iter()
+            .filter_map(|item| match item {
+                Ok(Message::Request(r)) => Some(Some(r.id.clone())),
+                Ok(_) => None,
+                Err(e) if e.is_answered() => Some(e.to_response().id().cloned()),
+                Err(_) => None,
+            })
+            .collect();
+        if !owed.is_empty() {
+            self.batch_answers = Some(owed);
+        }
         self.queued.extend(items);
         // decode_incoming never yields an empty batch.
         self.queued
             .pop_front()
             .map(|item| item.map_err(FrameError::Decode))
+    }
+}
+
+impl<R> MessageReader<R> {
+    /// After a read that opened a batch: the answers it owes, for a server to send as one
+    /// array (JSON-RPC 2.0 §6); `None` after any other read.
+    pub(crate) fn take_batch_answers(&mut self) -> Option<Vec<Option<RequestId>>> {
+        self.batch_answers.take()
     }
 }
 
@@ -398,6 +423,18 @@ impl<W: Write> MessageWriter<W> {
     pub fn write_message(&mut self, msg: &Message) -> io::Result<()> {
         self.scratch.clear();
         msg.encode_into(&mut self.scratch);
+        self.scratch.push(b'\n');
+        let r = self.inner.write_all(&self.scratch);
+        if self.scratch.capacity() > SCRATCH_KEEP {
+            self.scratch = Vec::with_capacity(1024);
+        }
+        r
+    }
+
+    /// Writes the answers to a batch as one line, a JSON array.
+    pub(crate) fn write_batch(&mut self, msgs: &[Message]) -> io::Result<()> {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&jsonrpc::encode_batch(msgs));
         self.scratch.push(b'\n');
         let r = self.inner.write_all(&self.scratch);
         if self.scratch.capacity() > SCRATCH_KEEP {

@@ -37,6 +37,128 @@ pub(crate) struct SharedOutput {
     /// `SeqCst`): either the writer sees the burst over and flushes, or the reader sees the
     /// write and flushes.
     burst: AtomicBool,
+    /// The answers held for batches still waiting for some of theirs.
+    pub(crate) batches: Batches,
+}
+
+/// What goes to the writer thread: a message, or a batch's answers as one array.
+pub(crate) enum Outgoing {
+    One(Message),
+    Batch(Vec<Message>),
+}
+
+/// The most bytes of answers held for one batch: past it, what is held goes out as an array
+/// of its own, so a batch of large answers is not held in memory whole (the client still gets
+/// every answer, in arrays).
+const BATCH_HOLD_BYTES: usize = 4 * 1024 * 1024;
+
+/// The answers to 2025-03-26 batches, held until each batch has all of its own, then sent as
+/// one array (JSON-RPC 2.0 §6): answers come from any thread, in any order, and a batch's
+/// elements are told apart by the ids it owes (one entry per answer; a null id for an element
+/// refused without a readable id).
+#[derive(Default)]
+pub(crate) struct Batches {
+    /// Some batch is open: the only thing an answer outside batches looks at.
+    any: AtomicBool,
+    open: Mutex<Vec<Batch>>,
+}
+
+struct Batch {
+    owed: Vec<Option<RequestId>>,
+    answers: Vec<Message>,
+    bytes: usize,
+}
+
+/// What became of an answer offered to the batches.
+enum Claim {
+    /// Not a batch's: it goes out on its own.
+    NotMine(Message),
+    /// Held for its batch.
+    Held,
+    /// Its batch is complete (or holds too much): these go out as one array.
+    Send(Vec<Message>),
+}
+
+impl Batches {
+    /// A batch was read that owes these answers.
+    pub(crate) fn open(&self, owed: Vec<Option<RequestId>>) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.push(Batch {
+            owed,
+            answers: Vec::new(),
+            bytes: 0,
+        });
+        self.any.store(true, Ordering::Release);
+    }
+
+    fn is_open(&self) -> bool {
+        self.any.load(Ordering::Acquire)
+    }
+
+    /// Whether an answer to `id` would be held for a batch.
+    fn owes(&self, id: &RequestId) -> bool {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        open.iter()
+            .any(|b| b.owed.iter().any(|o| o.as_ref() == Some(id)))
+    }
+
+    fn claim(&self, msg: Message) -> Claim {
+        if !matches!(msg, Message::Response(_) | Message::Error(_)) {
+            return Claim::NotMine(msg);
+        }
+        let id = msg.id().cloned();
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((at, slot)) = open
+            .iter()
+            .enumerate()
+            .find_map(|(at, b)| b.owed.iter().position(|o| *o == id).map(|slot| (at, slot)))
+        else {
+            return Claim::NotMine(msg);
+        };
+        let batch = &mut open[at];
+        batch.owed.swap_remove(slot);
+        batch.bytes += msg.to_vec().len();
+        batch.answers.push(msg);
+        self.release(&mut open, at)
+    }
+
+    /// The answer to `id` will never come (it was cancelled): its batch stops waiting for it.
+    fn unanswered(&self, id: &RequestId) -> Option<Vec<Message>> {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let (at, slot) = open.iter().enumerate().find_map(|(at, b)| {
+            b.owed
+                .iter()
+                .position(|o| o.as_ref() == Some(id))
+                .map(|slot| (at, slot))
+        })?;
+        open[at].owed.swap_remove(slot);
+        match self.release(&mut open, at) {
+            Claim::Send(all) => Some(all),
+            _ => None,
+        }
+    }
+
+    /// Batch `at` after a change: complete (closed, its answers out, if it has any), over its
+    /// byte bound (what it holds out), or still waiting.
+    fn release(&self, open: &mut Vec<Batch>, at: usize) -> Claim {
+        let batch = &mut open[at];
+        if batch.owed.is_empty() {
+            let done = open.swap_remove(at);
+            if open.is_empty() {
+                self.any.store(false, Ordering::Release);
+            }
+            return if done.answers.is_empty() {
+                Claim::Held
+            } else {
+                Claim::Send(done.answers)
+            };
+        }
+        if batch.bytes > BATCH_HOLD_BYTES {
+            batch.bytes = 0;
+            return Claim::Send(std::mem::take(&mut batch.answers));
+        }
+        Claim::Held
+    }
 }
 
 impl SharedOutput {
@@ -63,6 +185,7 @@ impl SharedOutput {
             dirty: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             burst: AtomicBool::new(false),
+            batches: Batches::default(),
         }
     }
 
@@ -175,7 +298,7 @@ impl WriterStart {
 pub(crate) struct StdioOutbound {
     /// Boxed: the queue's slots are allocated and stamped when serving starts, so a slot's
     /// size is resident for the whole session (256 boxes are 4 KiB, 256 messages 24 KiB).
-    queue: Sender<Box<Message>>,
+    queue: Sender<Box<Outgoing>>,
     /// The writer thread, started by the first message that has to queue.
     writer: Arc<WriterStart>,
     output: Arc<SharedOutput>,
@@ -191,7 +314,7 @@ pub(crate) struct StdioOutbound {
 impl StdioOutbound {
     /// Sends through `queue` to the writer thread, or writes to `output` directly.
     pub(crate) fn new(
-        queue: Sender<Box<Message>>,
+        queue: Sender<Box<Outgoing>>,
         writer: Arc<WriterStart>,
         output: Arc<SharedOutput>,
         negotiated: Arc<Negotiated>,
@@ -216,8 +339,21 @@ impl StdioOutbound {
         let _ = self.ended.set(to);
     }
 
-    fn try_direct(&self, msg: &Message) -> bool {
-        self.try_direct_with(|w| w.write_message(msg))
+    /// Writes directly or queues for the writer thread (see the type's description).
+    fn send_out(&self, out: Outgoing) -> Result<(), Closed> {
+        let direct = match &out {
+            Outgoing::One(msg) => self.try_direct_with(|w| w.write_message(msg)),
+            Outgoing::Batch(all) => self.try_direct_with(|w| w.write_batch(all)),
+        };
+        if direct {
+            return Ok(());
+        }
+        self.output.queued.fetch_add(1, Ordering::AcqRel);
+        self.writer.ensure();
+        self.queue.send(Box::new(out)).map_err(|_| {
+            self.output.queued.fetch_sub(1, Ordering::AcqRel);
+            Closed
+        })
     }
 
     /// Writes with `write` directly when nothing is queued and no one is writing (see the
@@ -260,15 +396,24 @@ impl StdioOutbound {
 impl Outbound for StdioOutbound {
     fn send(&self, msg: Message, _related: Option<&RequestId>) -> Result<(), Closed> {
         self.negotiated.outgoing(&msg);
-        if self.try_direct(&msg) {
-            return Ok(());
+        let out = if self.output.batches.is_open() {
+            match self.output.batches.claim(msg) {
+                Claim::NotMine(msg) => Outgoing::One(msg),
+                Claim::Held => return Ok(()),
+                Claim::Send(all) => Outgoing::Batch(all),
+            }
+        } else {
+            Outgoing::One(msg)
+        };
+        self.send_out(out)
+    }
+
+    fn unanswered(&self, id: &RequestId) {
+        if self.output.batches.is_open() {
+            if let Some(all) = self.output.batches.unanswered(id) {
+                let _ = self.send_out(Outgoing::Batch(all));
+            }
         }
-        self.output.queued.fetch_add(1, Ordering::AcqRel);
-        self.writer.ensure();
-        self.queue.send(Box::new(msg)).map_err(|_| {
-            self.output.queued.fetch_sub(1, Ordering::AcqRel);
-            Closed
-        })
     }
 
     fn send_result(
@@ -278,7 +423,10 @@ impl Outbound for StdioOutbound {
         related: Option<&RequestId>,
     ) -> Result<(), Closed> {
         // No answer to `initialize` comes this way (the engine sends that one as a message),
-        // so there is no revision to learn from it.
+        // so there is no revision to learn from it. One a batch owes is held with the rest.
+        if self.output.batches.is_open() && self.output.batches.owes(id) {
+            return self.send(Response::message(id, result), related);
+        }
         if self.try_direct_with(|w| w.write_result(id, result)) {
             return Ok(());
         }
@@ -311,7 +459,7 @@ impl Outbound for StdioOutbound {
 /// keeps going until the deadline or until every sender is gone.
 pub(crate) fn write_loop(
     output: &SharedOutput,
-    queue: &Receiver<Box<Message>>,
+    queue: &Receiver<Box<Outgoing>>,
     shutdown: &Receiver<()>,
     grace: Duration,
 ) -> io::Result<()> {
@@ -322,7 +470,7 @@ pub(crate) fn write_loop(
 
 fn write_queued(
     output: &SharedOutput,
-    queue: &Receiver<Box<Message>>,
+    queue: &Receiver<Box<Outgoing>>,
     shutdown: &Receiver<()>,
     grace: Duration,
 ) -> io::Result<()> {
@@ -346,10 +494,10 @@ fn write_queued(
             },
         };
         let mut out = lock();
-        out.write_message(&first)?;
+        write_outgoing(&mut out, &first)?;
         output.queued.fetch_sub(1, Ordering::AcqRel);
         while let Ok(m) = queue.try_recv() {
-            out.write_message(&m)?;
+            write_outgoing(&mut out, &m)?;
             output.queued.fetch_sub(1, Ordering::AcqRel);
         }
         output.dirty.store(false, Ordering::Release);
@@ -360,4 +508,79 @@ fn write_queued(
         log::warn!("stdio shutdown grace over; {dropped} queued message(s) not sent");
     }
     lock().flush()
+}
+
+fn write_outgoing(w: &mut Writer, out: &Outgoing) -> io::Result<()> {
+    match out {
+        Outgoing::One(msg) => w.write_message(msg),
+        Outgoing::Batch(all) => w.write_batch(all),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_core::jsonrpc::ErrorObject;
+
+    fn answer(id: i64) -> Message {
+        Response::message(&RequestId::from(id), &serde_json::json!({"n": id}))
+    }
+
+    fn ids(all: &[Message]) -> Vec<Option<RequestId>> {
+        all.iter().map(|m| m.id().cloned()).collect()
+    }
+
+    /// A batch's answers are held until it owes none, whichever thread and order they come
+    /// in; a cancelled element (no answer will come) stops being waited for; answers of
+    /// requests outside batches pass.
+    #[test]
+    fn a_batch_goes_out_whole_once_every_answer_it_owes_came_or_never_will() {
+        let b = Batches::default();
+        b.open(vec![
+            Some(RequestId::from(1)),
+            Some(RequestId::from(2)),
+            None,
+        ]);
+        assert!(b.is_open() && b.owes(&RequestId::from(2)));
+        assert!(matches!(b.claim(answer(9)), Claim::NotMine(_)));
+        assert!(matches!(b.claim(answer(2)), Claim::Held));
+        // Cancelled: nothing will come for 1.
+        assert!(b.unanswered(&RequestId::from(1)).is_none());
+        let refused = Message::error(None, ErrorObject::invalid_request("x"));
+        let Claim::Send(all) = b.claim(refused) else {
+            panic!("the batch is complete")
+        };
+        assert_eq!(ids(&all), [Some(RequestId::from(2)), None]);
+        assert!(!b.is_open());
+        // A batch whose every request was cancelled sends nothing at all.
+        b.open(vec![Some(RequestId::from(3))]);
+        assert!(b.unanswered(&RequestId::from(3)).is_none());
+        assert!(!b.is_open());
+    }
+
+    /// Large answers are not held without bound: past the bound, what is held goes out.
+    #[test]
+    fn a_batch_holds_a_bounded_number_of_bytes() {
+        let b = Batches::default();
+        b.open((0..4).map(|i| Some(RequestId::from(i))).collect());
+        let big = |id: i64| {
+            Response::message(
+                &RequestId::from(id),
+                &serde_json::json!({"text": "a".repeat(3 * 1024 * 1024)}),
+            )
+        };
+        assert!(matches!(b.claim(big(0)), Claim::Held));
+        let Claim::Send(first) = b.claim(big(1)) else {
+            panic!("over the bound")
+        };
+        assert_eq!(first.len(), 2);
+        assert!(matches!(b.claim(answer(2)), Claim::Held));
+        let Claim::Send(rest) = b.claim(answer(3)) else {
+            panic!("complete")
+        };
+        assert_eq!(
+            ids(&rest),
+            [Some(RequestId::from(2)), Some(RequestId::from(3))]
+        );
+    }
 }

@@ -146,7 +146,12 @@ impl<R: Read + Send + 'static> Reading<R> {
                 // About to wait for input: answers held back until now go out.
                 self.output.end_burst();
             }
-            let msg = match role.reader.read_message() {
+            let next = role.reader.read_message();
+            if let Some(owed) = role.reader.take_batch_answers() {
+                // A batch: its answers go out together, as one array.
+                self.output.batches.open(owed);
+            }
+            let msg = match next {
                 None => return self.finish(*role, Ok(())),
                 Some(_) if self.stopped.load(Ordering::Acquire) => {
                     return self.finish(*role, Ok(()));

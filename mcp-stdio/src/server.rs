@@ -35,9 +35,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::output::Outgoing;
 use crossbeam_channel::{bounded, select};
 use mcp_core::executor::Executor;
-use mcp_core::jsonrpc::Message;
 use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
 
 use crate::ending::{Closer, DoneSignal, Ended, PanicReport, Side};
@@ -214,7 +214,7 @@ where
     W: Write + Send + 'static,
     S: Service,
 {
-    let (queue_tx, queue_rx) = bounded::<Box<Message>>(config.outbound_capacity);
+    let (queue_tx, queue_rx) = bounded::<Box<Outgoing>>(config.outbound_capacity);
     let shared_out = Arc::new(SharedOutput::new(Box::new(output)));
     let (shutdown_tx, shutdown_rx) = bounded::<()>(1);
     // Room for every report: the writer's, the reader's, and a panic's.

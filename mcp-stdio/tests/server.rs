@@ -327,6 +327,45 @@ impl Harness {
         Some(decode(line.trim_end().as_bytes()).expect("the server writes only messages"))
     }
 
+    /// The messages of the next line: one, or a batch's answers (a JSON array).
+    fn read_any(&mut self) -> Option<Vec<Message>> {
+        let mut line = String::new();
+        if self.output.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        assert!(
+            line.ends_with('\n'),
+            "every message ends its line: {line:?}"
+        );
+        if !line.starts_with('[') {
+            return Some(vec![decode(line.trim_end().as_bytes()).expect("a message")]);
+        }
+        let items: Vec<serde_json::Value> = serde_json::from_str(line.trim_end()).unwrap();
+        assert!(!items.is_empty(), "an empty array is no answer");
+        Some(
+            items
+                .iter()
+                .map(|v| decode(v.to_string().as_bytes()).unwrap())
+                .collect(),
+        )
+    }
+
+    /// The next line that is not the echo service's `heard` notification, which must be a
+    /// batch's answers: a JSON array of messages.
+    fn read_batch(&mut self) -> Vec<Message> {
+        let mut line = String::new();
+        while line.is_empty() || line.starts_with(r#"{"jsonrpc":"2.0","method":"heard""#) {
+            line.clear();
+            assert!(self.output.read_line(&mut line).unwrap() > 0, "no answer");
+        }
+        let items: Vec<serde_json::Value> = serde_json::from_str(line.trim_end())
+            .unwrap_or_else(|e| panic!("not an array ({e}): {line}"));
+        items
+            .iter()
+            .map(|v| decode(v.to_string().as_bytes()).unwrap())
+            .collect()
+    }
+
     fn eof(&mut self) {
         self.input.shutdown(std::net::Shutdown::Write).unwrap();
     }
@@ -399,8 +438,41 @@ fn batches_are_split_or_refused() {
     h.send_line(
         r#"[{"jsonrpc":"2.0","id":1,"method":"echo","params":{}},{"jsonrpc":"2.0","id":2,"method":"echo","params":{}}]"#,
     );
-    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
-    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(2)));
+    // One line, an array (JSON-RPC 2.0 §6), whatever order the answers came in.
+    let mut ids: Vec<RequestId> = h
+        .read_batch()
+        .iter()
+        .map(|m| m.id().cloned().unwrap())
+        .collect();
+    ids.sort_by_key(|id| id.to_string());
+    assert_eq!(ids, [RequestId::Number(1), RequestId::Number(2)]);
+    // Elements refused get their answers in the array too (a null id where none could be
+    // read); notifications none; a batch of notifications no answer at all.
+    h.send_line(
+        r#"[{"jsonrpc":"2.0","id":3,"method":"echo","params":{}},{"jsonrpc":"2.0","method":"notifications/x"},5,{"jsonrpc":"1.0","id":4,"method":"echo"}]"#,
+    );
+    let answers = h.read_batch();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    let refused = |id: Option<RequestId>| {
+        answers.iter().any(|m| {
+            matches!(m, Message::Error(e) if e.error.code == codes::INVALID_REQUEST && e.id == id)
+        })
+    };
+    assert!(
+        answers
+            .iter()
+            .any(|m| matches!(m, Message::Response(r) if r.id == RequestId::Number(3)))
+    );
+    assert!(refused(None) && refused(Some(RequestId::Number(4))));
+    h.send_line(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#);
+    // Answers outside batches stay single lines (the test service's `heard` is its own
+    // notification, not an answer).
+    h.echo(6, "alone");
+    assert_eq!(
+        heard(&h.read().unwrap()).as_deref(),
+        Some("notifications/x")
+    );
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(6)));
     h.eof();
     h.result().unwrap();
 
@@ -454,7 +526,7 @@ fn batches_follow_the_negotiated_revision_and_never_carry_initialize() {
     let mut h = start(Config::default(), false, false);
     h.initialize("2025-03-26");
     h.send_line(batch);
-    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
+    assert_eq!(h.read_batch()[0].id(), Some(&RequestId::Number(1)));
     h.send_line(init_batch);
     let refused = h.read().unwrap();
     assert_eq!(error_code(&refused), (codes::INVALID_REQUEST, None));
@@ -909,12 +981,16 @@ fn arrays_are_not_requests() {
     // A positional array alone is a batch of four invalid elements.
     h.send_line(r#"["2.0",6,"echo",{"text":"positional"}]"#);
     h.echo(8, "after");
-    let got = read_all_then_eof(&mut h, 6);
-    for m in &got[..5] {
+    // Each batch's refusals come as one array.
+    let one = h.read_batch();
+    let four = h.read_batch();
+    assert_eq!((one.len(), four.len()), (1, 4));
+    for m in one.iter().chain(&four) {
         assert_eq!(error_code(m), (codes::INVALID_REQUEST, None));
     }
     // Nothing ran: the only answer with an id is the echo's.
-    assert_eq!(got[5].id(), Some(&RequestId::Number(8)));
+    let got = read_all_then_eof(&mut h, 1);
+    assert_eq!(got[0].id(), Some(&RequestId::Number(8)));
 }
 
 #[test]
@@ -980,7 +1056,11 @@ fn a_batch_runs_the_first_of_duplicate_ids_and_refuses_the_others() {
         r#"{"jsonrpc":"2.0","id":"1","method":"echo","params":{"text":"string"}},"#,
         r#"{"jsonrpc":"2.0","id":1.0,"method":"echo","params":{"text":"third"}}]"#
     ));
-    let got = read_all_then_eof(&mut h, 4);
+    // The four answers come as one array.
+    let got = h.read_batch();
+    assert_eq!(got.len(), 4, "{got:?}");
+    h.eof();
+    h.result().unwrap();
     let mut texts = Vec::new();
     let mut refused = 0;
     for m in &got {
@@ -1114,9 +1194,11 @@ fn hostile_lines_get_exactly_their_answers() {
         // written, and the server stops reading while its answers cannot go out.
         let mut input = h.input.try_clone().unwrap();
         let writing = thread::spawn(move || input.write_all(&payload));
-        let mut got: Vec<Answer> = (0..expected.len())
-            .map(|_| answer_of(&h.read().expect("the server answers")))
-            .collect();
+        let mut got: Vec<Answer> = Vec::new();
+        while got.len() < expected.len() {
+            let line = h.read_any().expect("the server answers");
+            got.extend(line.iter().map(answer_of));
+        }
         writing.join().unwrap().unwrap();
         expected.sort();
         got.sort();

@@ -6,7 +6,7 @@
 #![allow(dead_code)] // Each test binary uses a different part of this module.
 
 use std::collections::VecDeque;
-use std::io::{BufReader, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::{Duration, Instant};
@@ -421,10 +421,19 @@ impl RawServer {
         let stdin = child.stdin.take();
         let (tx, rx) = sync_channel(1024);
         std::thread::spawn(move || {
-            for item in MessageReader::new(BufReader::new(stdout)) {
-                let item = item
-                    .map(|m| serde_json::to_value(&m).unwrap_or(Value::Null))
-                    .map_err(|e| e.to_string());
+            for line in BufReader::new(stdout).split(b'\n') {
+                let Ok(line) = line else { return };
+                let item = if line.first() == Some(&b'[') {
+                    // A batch's answers: one JSON array, kept whole for the test to see.
+                    serde_json::from_slice::<Value>(&line).map_err(|e| e.to_string())
+                } else {
+                    match MessageReader::new(&line[..]).next() {
+                        Some(m) => m
+                            .map(|m| serde_json::to_value(&m).unwrap_or(Value::Null))
+                            .map_err(|e| e.to_string()),
+                        None => continue,
+                    }
+                };
                 if tx.send(item).is_err() {
                     return;
                 }
