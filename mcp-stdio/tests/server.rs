@@ -314,8 +314,8 @@ impl Harness {
         assert_eq!(answer.id(), Some(&RequestId::from("init")), "{answer:?}");
     }
 
-    /// The next line from the server, or `None` at EOF.
-    fn read(&mut self) -> Option<Message> {
+    /// The next line from the server, whole, or `None` at EOF.
+    fn line(&mut self) -> Option<String> {
         let mut line = String::new();
         if self.output.read_line(&mut line).unwrap() == 0 {
             return None;
@@ -324,46 +324,35 @@ impl Harness {
             line.ends_with('\n'),
             "every message ends its line: {line:?}"
         );
-        Some(decode(line.trim_end().as_bytes()).expect("the server writes only messages"))
+        line.truncate(line.trim_end().len());
+        Some(line)
+    }
+
+    /// The next line from the server, one message, or `None` at EOF.
+    fn read(&mut self) -> Option<Message> {
+        let line = self.line()?;
+        Some(decode(line.as_bytes()).expect("the server writes only messages"))
     }
 
     /// The messages of the next line: one, or a batch's answers (a JSON array).
     fn read_any(&mut self) -> Option<Vec<Message>> {
-        let mut line = String::new();
-        if self.output.read_line(&mut line).unwrap() == 0 {
-            return None;
+        let line = self.line()?;
+        if line.starts_with('[') {
+            Some(batch_of(&line))
+        } else {
+            Some(vec![decode(line.as_bytes()).expect("a message")])
         }
-        assert!(
-            line.ends_with('\n'),
-            "every message ends its line: {line:?}"
-        );
-        if !line.starts_with('[') {
-            return Some(vec![decode(line.trim_end().as_bytes()).expect("a message")]);
-        }
-        let items: Vec<serde_json::Value> = serde_json::from_str(line.trim_end()).unwrap();
-        assert!(!items.is_empty(), "an empty array is no answer");
-        Some(
-            items
-                .iter()
-                .map(|v| decode(v.to_string().as_bytes()).unwrap())
-                .collect(),
-        )
     }
 
     /// The next line that is not the echo service's `heard` notification, which must be a
     /// batch's answers: a JSON array of messages.
     fn read_batch(&mut self) -> Vec<Message> {
-        let mut line = String::new();
-        while line.is_empty() || line.starts_with(r#"{"jsonrpc":"2.0","method":"heard""#) {
-            line.clear();
-            assert!(self.output.read_line(&mut line).unwrap() > 0, "no answer");
+        loop {
+            let line = self.line().expect("an answer");
+            if !line.starts_with(r#"{"jsonrpc":"2.0","method":"heard""#) {
+                return batch_of(&line);
+            }
         }
-        let items: Vec<serde_json::Value> = serde_json::from_str(line.trim_end())
-            .unwrap_or_else(|e| panic!("not an array ({e}): {line}"));
-        items
-            .iter()
-            .map(|v| decode(v.to_string().as_bytes()).unwrap())
-            .collect()
     }
 
     fn eof(&mut self) {
@@ -375,6 +364,17 @@ impl Harness {
             .recv_timeout(WAIT)
             .expect("serve_on returned in time")
     }
+}
+
+/// The messages of a batch's answer line (a non-empty JSON array).
+fn batch_of(line: &str) -> Vec<Message> {
+    let items: Vec<serde_json::Value> =
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("not an array ({e}): {line}"));
+    assert!(!items.is_empty(), "an empty array is no answer");
+    items
+        .iter()
+        .map(|v| decode(v.to_string().as_bytes()).unwrap())
+        .collect()
 }
 
 fn error_code(m: &Message) -> (i64, Option<RequestId>) {
