@@ -35,7 +35,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::output::Outgoing;
 use crossbeam_channel::{bounded, select};
 use mcp_core::executor::Executor;
 use mcp_core::service::{Outbound, Service, SessionInfo, TransportKind};
@@ -44,7 +43,7 @@ use crate::ending::{Closer, DoneSignal, Ended, PanicReport, Side};
 use crate::error::Error;
 use crate::framing::{DEFAULT_MAX_LINE_LEN, MessageReader};
 use crate::negotiated::Negotiated;
-use crate::output::{HandOff, SharedOutput, StdioOutbound, WriterStart, write_loop};
+use crate::output::{HandOff, Outgoing, SharedOutput, StdioOutbound, WriterStart, write_loop};
 use crate::process_io;
 use crate::reading::{Reading, Role};
 
