@@ -14,6 +14,14 @@ use mcp_core::service::{Outbound, Service, Session, SessionInfo};
 use mcp_http_blocking::{HttpConfig, HttpServer};
 use serde_json::{Value, json};
 
+/// POSTs `body` to /mcp as a 2026-07-28 client does (`Accept` both, JSON, the version
+/// header), with `extra` headers after those.
+fn post_modern(addr: std::net::SocketAddr, extra: &[(&str, &str)], body: &[u8]) -> Resp {
+    let mut headers = vec![ACCEPT_BOTH, JSON_CT, PV];
+    headers.extend_from_slice(extra);
+    request(addr, "POST", "/mcp", &headers, body)
+}
+
 fn body(id: i64, method: &str, mut params: Value) -> Vec<u8> {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -30,17 +38,9 @@ const PV: (&str, &str) = ("MCP-Protocol-Version", "2026-07-28");
 fn a_request_is_one_exchange_answered_with_json() {
     let (h, ctl) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "add"),
-        ],
+        &[("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
         &body(1, "tools/call", json!({"name": "add"})),
     );
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
@@ -64,14 +64,9 @@ fn a_request_is_one_exchange_answered_with_json() {
     // has no sessions.
     let sid = open_session(a, "2025-11-25");
     for stray in [sid.as_str(), "no-such-session"] {
-        let r = request(
+        let r = post_modern(
             a,
-            "POST",
-            "/mcp",
             &[
-                ACCEPT_BOTH,
-                JSON_CT,
-                PV,
                 ("Mcp-Method", "tools/call"),
                 ("Mcp-Name", "add"),
                 ("Mcp-Session-Id", stray),
@@ -82,14 +77,9 @@ fn a_request_is_one_exchange_answered_with_json() {
         assert_eq!(r.json()["result"]["echo"]["name"], "add");
     }
     // The base64 form of a header value is decoded before comparing.
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
         &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "=?base64?5pel5pys?="),
         ],
@@ -97,34 +87,15 @@ fn a_request_is_one_exchange_answered_with_json() {
     );
     assert_eq!(r.status, 200);
     // A resources/read names its uri.
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "resources/read"),
-            ("Mcp-Name", "file:///a"),
-        ],
+        &[("Mcp-Method", "resources/read"), ("Mcp-Name", "file:///a")],
         &body(3, "resources/read", json!({"uri": "file:///a"})),
     );
     assert_eq!(r.status, 200);
     // A notification: 202.
     let n = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}).to_string();
-    let r = request(
-        a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "notifications/progress"),
-        ],
-        n.as_bytes(),
-    );
+    let r = post_modern(a, &[("Mcp-Method", "notifications/progress")], n.as_bytes());
     assert_eq!(r.status, 202);
 }
 
@@ -135,49 +106,21 @@ fn header_checks_give_the_modern_errors_and_statuses() {
     let call = body(1, "tools/call", json!({"name": "add"}));
     let code = |r: &Resp| r.json()["error"]["code"].as_i64();
     // Missing Mcp-Method.
-    let r = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Name", "add")],
-        &call,
-    );
+    let r = post_modern(a, &[("Mcp-Name", "add")], &call);
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
     // Mcp-Method differs from the body.
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "tools/list"),
-            ("Mcp-Name", "add"),
-        ],
+        &[("Mcp-Method", "tools/list"), ("Mcp-Name", "add")],
         &call,
     );
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
     // Missing or wrong Mcp-Name.
-    let r = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "tools/call")],
-        &call,
-    );
+    let r = post_modern(a, &[("Mcp-Method", "tools/call")], &call);
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "sub"),
-        ],
+        &[("Mcp-Method", "tools/call"), ("Mcp-Name", "sub")],
         &call,
     );
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
@@ -185,17 +128,9 @@ fn header_checks_give_the_modern_errors_and_statuses() {
     // Header version differs from _meta.
     let mut other = serde_json::from_slice::<Value>(&call).unwrap();
     other["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2027-01-01");
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[
-            ACCEPT_BOTH,
-            JSON_CT,
-            PV,
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "add"),
-        ],
+        &[("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
         other.to_string().as_bytes(),
     );
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
@@ -237,11 +172,9 @@ fn header_checks_give_the_modern_errors_and_statuses() {
     );
     assert_eq!(r.json()["error"]["data"]["requested"], "2099-01-01");
     // Unknown method: 404 with -32601.
-    let r = request(
+    let r = post_modern(
         a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "no/such")],
+        &[("Mcp-Method", "no/such")],
         &body(2, "no/such", json!({})),
     );
     assert_eq!((r.status, code(&r)), (404, Some(-32601)));
@@ -250,13 +183,7 @@ fn header_checks_give_the_modern_errors_and_statuses() {
         "[{}]",
         String::from_utf8(body(3, "tools/list", json!({}))).unwrap()
     );
-    let r = request(
-        a,
-        "POST",
-        "/mcp",
-        &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "tools/list")],
-        batch.as_bytes(),
-    );
+    let r = post_modern(a, &[("Mcp-Method", "tools/list")], batch.as_bytes());
     assert_eq!(r.status, 400);
     // GET and DELETE: 405 for a modern client.
     assert_eq!(
@@ -358,11 +285,9 @@ fn a_request_without_the_envelope_is_400_invalid_params_with_its_id() {
     let (h, _) = serve(HttpConfig::default(), IO);
     let a = h.local_addr();
     let discover = |id: i64, params: Value| {
-        request(
+        post_modern(
             a,
-            "POST",
-            "/mcp",
-            &[ACCEPT_BOTH, JSON_CT, PV, ("Mcp-Method", "server/discover")],
+            &[("Mcp-Method", "server/discover")],
             &rpc(id, "server/discover", params),
         )
     };
