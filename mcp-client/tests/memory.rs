@@ -149,17 +149,17 @@ fn input_required_is_answered_and_retried_with_a_new_id_and_the_same_params() {
     assert_eq!(p["arguments"], json!({"x": 1}));
 }
 
+/// The answer of a server that asks for input again, whatever it was given.
+fn asks_again(request: &Value) -> Vec<Value> {
+    vec![result(
+        &request["id"],
+        json!({"resultType": "input_required", "requestState": "again"}),
+    )]
+}
+
 #[test]
 fn a_server_that_keeps_asking_is_cut_off() {
-    let (transport, _seen) = server(
-        true,
-        Box::new(|v| {
-            vec![result(
-                &v["id"],
-                json!({"resultType": "input_required", "requestState": "again"}),
-            )]
-        }),
-    );
+    let (transport, _seen) = server(true, Box::new(|v| asks_again(v)));
     let client = Client::builder()
         .revision(Revision::Modern)
         .connect(transport)
@@ -176,10 +176,7 @@ fn the_rounds_share_the_calls_timeout() {
         true,
         Box::new(|v| {
             std::thread::sleep(Duration::from_millis(150));
-            vec![result(
-                &v["id"],
-                json!({"resultType": "input_required", "requestState": "again"}),
-            )]
+            asks_again(v)
         }),
     );
     let client = Client::builder()

@@ -12,7 +12,7 @@ use common::*;
 use crossbeam_channel::{Sender, bounded};
 use mcp_core::jsonrpc::{Message, Request, RequestId, Response};
 use mcp_core::service::{Outbound, Service, Session, SessionInfo};
-use mcp_http_blocking::{HttpConfig, HttpServer, ServerHandle};
+use mcp_http_blocking::{HttpConfig, HttpServer, HttpServerBuilder, ServerHandle};
 use serde_json::json;
 
 fn alive(h: &ServerHandle) -> bool {
@@ -307,16 +307,17 @@ impl Session for AskingSession {
     fn close(&self) {}
 }
 
-#[test]
-fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
-    let h = HttpServer::builder()
-        .max_in_flight(2)
-        .build(Asking)
-        .unwrap()
-        .spawn()
-        .unwrap();
+/// An `Asking` server built from `builder`, its address, and a 2025-06-18 session on it.
+fn asking(builder: HttpServerBuilder) -> (ServerHandle, std::net::SocketAddr, String) {
+    let h = builder.build(Asking).unwrap().spawn().unwrap();
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
+    (h, a, sid)
+}
+
+#[test]
+fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
+    let (h, a, sid) = asking(HttpServer::builder().max_in_flight(2));
     let with_session = [ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid.as_str())];
     // Two calls, each waiting for the answer to its question, hold both places.
     let mut calls: Vec<SseClient> = (1..=2)
@@ -353,13 +354,7 @@ fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
 fn a_question_to_a_client_that_accepts_only_json_is_refused_at_once() {
     // Its answer holds responses only: the question cannot travel, and the handler learns it
     // when it asks instead of waiting for an answer that cannot come.
-    let h = HttpServer::builder()
-        .build(Asking)
-        .unwrap()
-        .spawn()
-        .unwrap();
-    let a = h.local_addr();
-    let sid = open_session(a, "2025-06-18");
+    let (h, a, sid) = asking(HttpServer::builder());
     let started = Instant::now();
     let r = request(
         a,
