@@ -159,7 +159,7 @@ fn asks_again(request: &Value) -> Vec<Value> {
 
 #[test]
 fn a_server_that_keeps_asking_is_cut_off() {
-    let (transport, _seen) = server(true, Box::new(|v| asks_again(v)));
+    let (transport, _seen) = server(true, Box::new(asks_again));
     let client = Client::builder()
         .revision(Revision::Modern)
         .connect(transport)
