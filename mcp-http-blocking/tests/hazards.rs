@@ -354,7 +354,7 @@ fn answers_to_the_servers_questions_pass_the_in_flight_cap() {
 fn a_question_to_a_client_that_accepts_only_json_is_refused_at_once() {
     // Its answer holds responses only: the question cannot travel, and the handler learns it
     // when it asks instead of waiting for an answer that cannot come.
-    let (h, a, sid) = asking(HttpServer::builder());
+    let (_server, a, sid) = asking(HttpServer::builder());
     let started = Instant::now();
     let r = request(
         a,
