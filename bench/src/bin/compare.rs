@@ -330,6 +330,28 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
         .collect();
     println!("| | idle RSS (MiB) | {} |", idle.join(" | "));
     println!();
+    // The medians above come from different moments; a round's runs share one, so the ratio
+    // within each round takes out the machine's drift (the spread between rounds is far
+    // larger than the servers' difference at window 1).
+    let paired: Vec<String> = [1, window]
+        .into_iter()
+        .enumerate()
+        .filter_map(|(wi, w)| {
+            let r = paired_ratios(&figures[0][wi].runs, &figures[1][wi].runs)?;
+            Some(format!(
+                "window {w}: {:.3}x (rounds {:.3} – {:.3})",
+                r.median, r.lowest, r.highest
+            ))
+        })
+        .collect();
+    if !paired.is_empty() {
+        println!(
+            "Paired, round by round (this project's req/s over mcport inline's in the same \
+             round), median: {}.",
+            paired.join("; ")
+        );
+        println!();
+    }
     println!(
         "Error answers (a server refusing a call) count in req/s and latency like any answer. \
          Server CPU per call is the time the server's threads spent on a CPU (user and kernel, \
@@ -338,6 +360,37 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
          stdin closes; idle RSS is VmRSS after the handshake."
     );
     Ok(())
+}
+
+/// The median, lowest and highest of `ours[i] / theirs[i]` over the rounds both ran.
+struct Paired {
+    median: f64,
+    lowest: f64,
+    highest: f64,
+}
+
+fn paired_ratios(ours: &[f64], theirs: &[f64]) -> Option<Paired> {
+    let mut r: Vec<f64> = ours
+        .iter()
+        .zip(theirs)
+        .filter(|(_, t)| **t > 0.0)
+        .map(|(o, t)| o / t)
+        .collect();
+    if r.is_empty() {
+        return None;
+    }
+    r.sort_by(f64::total_cmp);
+    let n = r.len();
+    let median = if n % 2 == 1 {
+        r[n / 2]
+    } else {
+        (r[n / 2 - 1] + r[n / 2]) / 2.0
+    };
+    Some(Paired {
+        median,
+        lowest: r[0],
+        highest: r[n - 1],
+    })
 }
 
 /// The cells of one server at one window, in the order of `print_table`'s names ("vs floor"
@@ -500,6 +553,18 @@ fn utc_date_time(t: SystemTime) -> String {
 mod tests {
     use super::{locked_version, shell_words, thousands, utc_date_time};
     use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn pairs_rounds_before_taking_the_median() {
+        // Each round is its own moment: only same-round figures are set against each other.
+        let p = super::paired_ratios(&[10.0, 20.0, 30.0, 40.0], &[9.0, 18.0, 29.0, 35.0])
+            .expect("four rounds");
+        // Sorted: 30/29, 10/9, 20/18, 40/35; the middle two are both 10/9.
+        assert!((p.median - 10.0 / 9.0).abs() < 1e-12);
+        assert!((p.lowest - 30.0 / 29.0).abs() < 1e-12);
+        assert!((p.highest - 40.0 / 35.0).abs() < 1e-12);
+        assert!(super::paired_ratios(&[1.0], &[0.0]).is_none());
+    }
 
     #[test]
     fn formats_thousands() {
