@@ -819,16 +819,26 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, Decod
     match first_byte(text) {
         Some(b'{') => decode_object(text).map(Payload::Single),
         Some(b'[') => {
-            // Raw elements: nesting of any depth is scanned without recursion, and each
-            // element is judged on its own below.
-            let items: Vec<&RawValue> =
-                serde_json::from_str(text).map_err(|e| classify_json_error(text, e))?;
+            // Checked as JSON first, with nothing built (nesting of any depth is scanned
+            // without recursion): what is not JSON is -32700 whatever else it is, and a batch
+            // where none is allowed costs no more than that.
+            serde_json::from_str::<&RawValue>(text).map_err(|e| classify_json_error(text, e))?;
             if !allow_batch {
                 return Err(DecodeError::invalid(
                     None,
                     "JSON-RPC batches are not supported by the negotiated protocol revision",
                 ));
             }
+            // Raw elements, at most MAX_BATCH_LEN of them: each decoded element costs far more
+            // than its text (a line of `0,0,0,…` would grow a hundredfold).
+            let items = serde_json::from_str::<CappedBatch<'_>>(text)
+                .map_err(|_| {
+                    DecodeError::invalid(
+                        None,
+                        format!("a JSON-RPC batch may hold at most {MAX_BATCH_LEN} messages"),
+                    )
+                })?
+                .0;
             if items.is_empty() {
                 return Err(DecodeError::invalid(None, "empty batch"));
             }
@@ -846,6 +856,38 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, Decod
                 Err(e) => Err(DecodeError::parse(e)),
             }
         }
+    }
+}
+
+/// The most messages one JSON-RPC batch may hold; a longer batch is refused whole (-32600).
+/// No client needs more in one line or body, and each element decoded costs far more memory
+/// than its text.
+pub const MAX_BATCH_LEN: usize = 1024;
+
+/// A batch's elements as raw text, refused (a serde error) past [`MAX_BATCH_LEN`]: the text
+/// was checked as JSON before, so the error can only be the length.
+struct CappedBatch<'a>(Vec<&'a RawValue>);
+
+impl<'de> Deserialize<'de> for CappedBatch<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Elements;
+        impl<'de> de::Visitor<'de> for Elements {
+            type Value = CappedBatch<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON array")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<&'de RawValue>()? {
+                    if items.len() == MAX_BATCH_LEN {
+                        return Err(de::Error::custom("batch too long"));
+                    }
+                    items.push(item);
+                }
+                Ok(CappedBatch(items))
+            }
+        }
+        d.deserialize_seq(Elements)
     }
 }
 
@@ -1607,6 +1649,41 @@ mod tests {
             decode_incoming(b"[]", true).unwrap_err().error.code,
             codes::INVALID_REQUEST
         );
+    }
+
+    /// A line of `0,0,0,…` within the size limit decoded into millions of errors (600 MB
+    /// from 4 MiB): a batch past the cap is refused whole, and where batches are not allowed
+    /// an array is refused without its elements being built at all.
+    #[test]
+    fn a_batch_is_refused_whole_past_its_cap() {
+        let batch = |n: usize| {
+            let ping = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+            format!("[{}]", vec![ping; n].join(","))
+        };
+        match decode_incoming(batch(MAX_BATCH_LEN).as_bytes(), true).unwrap() {
+            Payload::Batch(items) => assert_eq!(items.len(), MAX_BATCH_LEN),
+            Payload::Single(_) => panic!("expected a batch"),
+        }
+        let e = decode_incoming(batch(MAX_BATCH_LEN + 1).as_bytes(), true).unwrap_err();
+        assert_eq!(e.error.code, codes::INVALID_REQUEST);
+        assert!(
+            e.error.message.contains("at most 1024"),
+            "{}",
+            e.error.message
+        );
+        assert!(e.id.is_none());
+        // Still -32700 when the long array is not JSON after all, and -32600 where batches
+        // are not allowed.
+        let broken = format!("{},", batch(MAX_BATCH_LEN + 1));
+        assert_eq!(
+            decode_incoming(broken.as_bytes(), true)
+                .unwrap_err()
+                .error
+                .code,
+            codes::PARSE_ERROR
+        );
+        let zeros = format!("[{}]", vec!["0"; 100_000].join(","));
+        assert_eq!(code(zeros.as_bytes()).0, codes::INVALID_REQUEST);
     }
 
     #[test]
