@@ -421,27 +421,24 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
         let body = json!({"jsonrpc": "2.0", "id": s.body["id"], "result": {}});
         json_answer(conn, 200, "", &body.to_string());
     }));
+    // An acknowledgement the client would wait a minute for: the requests after the
+    // notification go out and are answered meanwhile (they used to queue behind it).
     let cfg = HttpClientConfig::builder()
-        .ack_timeout(Duration::from_millis(300))
+        .ack_timeout(Duration::from_secs(60))
         .build();
     let mut c = connect(addr, cfg);
-    let started = Instant::now();
     c.sender()
         .send(Message::Notification(Notification::bare("notifications/x")))
         .unwrap();
-    c.sender().send(req(1, "ping", json!({}))).unwrap();
-    assert_eq!(next(&c.receiver()).id(), Some(&RequestId::Number(1)));
-    // The ping waited for the notification's ack timeout, not for the server.
-    assert!(started.elapsed() >= Duration::from_millis(300));
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
-    assert_eq!(
-        seen.recv_timeout(WAIT).unwrap().rpc_method(),
-        "notifications/x"
-    );
+    for id in 1..=3 {
+        c.sender().send(req(id, "ping", json!({}))).unwrap();
+        assert_eq!(next(&c.receiver()).id(), Some(&RequestId::Number(id)));
+    }
+    // It was POSTed all the same (the pings may have overtaken it).
+    let methods: Vec<String> = (0..4)
+        .map(|_| seen.recv_timeout(WAIT).unwrap().rpc_method().to_owned())
+        .collect();
+    assert!(methods.iter().any(|m| m == "notifications/x"), "{methods:?}");
     c.close();
 }
 

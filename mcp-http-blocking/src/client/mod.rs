@@ -31,9 +31,11 @@
 //! `tools/call` then carries the marked arguments as `Mcp-Param-{Name}` headers, and tools
 //! with invalid marks are removed from the list, as the spec requires of clients.
 //!
-//! Threads: one sends one-way messages (in order); a request lane waits for a free slot and
-//! starts each request's own thread (at most [`HttpClientConfig::max_in_flight`] at once), so
-//! a cancellation never waits behind queued requests; the legacy GET stream has one. Every request holds
+//! Threads: one sorts what is sent; a one-way lane POSTs notifications and answers (in order),
+//! so a server slow to acknowledge them never holds up a request; a request lane waits for a
+//! free slot and starts each request's own thread (at most
+//! [`HttpClientConfig::max_in_flight`] at once), so a cancellation never waits behind queued
+//! requests; the legacy GET stream has one. Every request holds
 //! its own ureq agent (reused afterwards for keep-alive), because shutting an agent down is
 //! the only way to interrupt a blocked read from another thread: that is how a cancelled
 //! request's stream is closed.
@@ -440,16 +442,26 @@ impl HttpClient {
             .name("mcp-http-requests".into())
             .spawn(move || s2.request_lane(&lane_rx))
             .map_err(Error::Io)?;
+        let (one_way_tx, one_way_rx) = bounded(shared.cfg.channel_capacity.max(1));
         let s2 = Arc::clone(&shared);
+        let one_way = thread::Builder::new()
+            .name("mcp-http-one-way".into())
+            .spawn(move || s2.one_way_loop(&one_way_rx))
+            .map_err(Error::Io)?;
+        let s2 = Arc::clone(&shared);
+        let lanes = Lanes {
+            requests: lane_tx,
+            one_way: one_way_tx,
+        };
         let writer = thread::Builder::new()
             .name("mcp-http-client".into())
-            .spawn(move || s2.write_loop(&out_rx, &lane_tx))
+            .spawn(move || s2.write_loop(&out_rx, &lanes))
             .map_err(Error::Io)?;
         Ok(HttpClient {
             shared,
             out,
             stop: Some(stop),
-            threads: vec![writer, lane, forwarder],
+            threads: vec![writer, lane, one_way, forwarder],
         })
     }
 
@@ -594,6 +606,13 @@ pub(crate) struct Shared {
     renewing: Mutex<()>,
 }
 
+/// Where the sending thread passes messages on: requests to the request lane, one-way
+/// messages to the one-way lane (each a thread of its own).
+struct Lanes {
+    requests: Sender<(Message, Shape)>,
+    one_way: Sender<Message>,
+}
+
 /// An agent on loan, and how the exchange learns it was cancelled.
 pub(crate) struct Lease {
     key: u64,
@@ -679,10 +698,11 @@ impl Shared {
         sent
     }
 
-    /// The sending thread: one-way messages are POSTed here, in order; requests go on to the
-    /// request lane, so a full set of requests in flight never holds up a cancellation or
-    /// the answer to a server request.
-    fn write_loop(self: &Arc<Self>, out: &Receiver<Message>, lane: &Sender<(Message, Shape)>) {
+    /// The sending thread: requests go on to the request lane, one-way messages to the
+    /// one-way lane, so a full set of requests in flight never holds up a cancellation or the
+    /// answer to a server request, and a server slow to acknowledge those never holds up a
+    /// request. Only `notifications/initialized` is POSTed here: what follows it waits for it.
+    fn write_loop(self: &Arc<Self>, out: &Receiver<Message>, lanes: &Lanes) {
         loop {
             let msg = select! {
                 recv(out) -> m => match m {
@@ -691,7 +711,26 @@ impl Shared {
                 },
                 recv(self.stop_rx) -> _ => return,
             };
-            self.dispatch(msg, lane);
+            self.dispatch(msg, lanes);
+        }
+    }
+
+    /// The one-way lane: notifications and answers to the server's requests, POSTed in the
+    /// order they were sent, each waiting for its acknowledgement (at most `ack_timeout`).
+    fn one_way_loop(self: &Arc<Self>, one_way: &Receiver<Message>) {
+        loop {
+            let msg = select! {
+                recv(one_way) -> m => match m {
+                    Ok(m) => m,
+                    Err(_) => return,
+                },
+                recv(self.stop_rx) -> _ => return,
+            };
+            let Some(lease) = self.lease(None, false) else {
+                return;
+            };
+            self.post_one_way(&lease, &msg);
+            self.release(lease);
         }
     }
 
@@ -733,7 +772,7 @@ impl Shared {
         }
     }
 
-    fn dispatch(self: &Arc<Self>, msg: Message, lane: &Sender<(Message, Shape)>) {
+    fn dispatch(self: &Arc<Self>, msg: Message, lanes: &Lanes) {
         let shape = headers::shape(&msg);
         if let Message::Request(r) = &msg {
             if shape.is_initialize {
@@ -749,7 +788,7 @@ impl Shared {
                 self.state().replay.note(r);
             }
             select! {
-                send(lane, (msg, shape)) -> _ => {}
+                send(lanes.requests, (msg, shape)) -> _ => {}
                 recv(self.stop_rx) -> _ => {}
             }
             return;
@@ -761,13 +800,19 @@ impl Shared {
                 return;
             }
         }
-        let is_initialized = msg.method() == Some(methods::NOTIFICATION_INITIALIZED);
+        if msg.method() != Some(methods::NOTIFICATION_INITIALIZED) {
+            select! {
+                send(lanes.one_way, msg) -> _ => {}
+                recv(self.stop_rx) -> _ => {}
+            }
+            return;
+        }
         let Some(lease) = self.lease(None, false) else {
             return;
         };
         let accepted = self.post_one_way(&lease, &msg);
         self.release(lease);
-        if accepted && is_initialized {
+        if accepted {
             // The GET stream gets a short head start: the first requests wait until the
             // server answered the GET (open or refused), at most `GET_HEAD_START`, so that
             // the stream is normally open before any request's own stream (what the server
