@@ -283,7 +283,10 @@ impl ClientBuilder {
 
     /// How long the handshake may take (30 s by default), all of it: in [`Revision::Auto`]
     /// the `server/discover` probe of a server that never answers it takes at most half, and
-    /// the `initialize` after it the rest.
+    /// the `initialize` after it the rest. A failed handshake then closes the transport, which
+    /// for a child process is its shutdown on top of this: up to its
+    /// [`close_grace`](mcp_stdio::ChildBuilder::close_grace) to exit after its stdin closed,
+    /// then up to its [`term_grace`](mcp_stdio::ChildBuilder::term_grace) after SIGTERM.
     pub fn handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = timeout;
         self
