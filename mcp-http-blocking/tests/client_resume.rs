@@ -438,7 +438,10 @@ fn a_notification_the_server_never_acknowledges_does_not_block_the_rest() {
     let methods: Vec<String> = (0..4)
         .map(|_| seen.recv_timeout(WAIT).unwrap().rpc_method().to_owned())
         .collect();
-    assert!(methods.iter().any(|m| m == "notifications/x"), "{methods:?}");
+    assert!(
+        methods.iter().any(|m| m == "notifications/x"),
+        "{methods:?}"
+    );
     c.close();
 }
 
