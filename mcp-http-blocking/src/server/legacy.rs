@@ -252,6 +252,7 @@ pub(crate) fn get(ctx: &Arc<ServerContext>, req: &HttpRequest) -> HttpResponse {
             .is_some_and(|v| v.at_least(ProtocolVersion::V2025_11_25))
     {
         initial.push(priming_event(0, sess.next_seq(), cfg.retry_ms));
+        stream.primed();
     }
     initial.extend(att.replay);
     let generation = att.generation;

@@ -68,7 +68,8 @@ pub(crate) struct Stream {
     /// A POST stream that carried one message, a request: its answer may go back as JSON.
     single: bool,
     /// Some event of the stream went to the event store (most answers go back as plain JSON
-    /// and leave nothing there to forget).
+    /// and leave nothing there to forget), or a priming event gave the client an id of it: the
+    /// client can resume the stream.
     stored: AtomicBool,
     inner: Mutex<StreamInner>,
 }
@@ -455,6 +456,12 @@ impl Stream {
         self.stored.load(Ordering::Relaxed)
     }
 
+    /// A priming event gave the client an id of this stream: from now on it can resume it,
+    /// so what comes while it is away is kept for it (see `push`).
+    pub fn primed(&self) {
+        self.stored.store(true, Ordering::Relaxed);
+    }
+
     /// Registers the pending answer of the POST that opened the stream.
     pub fn set_escape(&self, e: Arc<Escape>) {
         lock(&self.inner).escape = Some(e);
@@ -543,8 +550,11 @@ impl Stream {
             e.fire(false);
         }
         let mut i = lock(&self.inner);
-        if i.done || (self.no == 0 && i.tx.is_none()) {
-            // Nobody listens on the standalone stream: nothing is sent, and the caller knows.
+        // The standalone stream while no connection holds it: what it would carry is dropped
+        // (and the caller knows) unless the client can resume it (it holds an event id of
+        // it), in which case it is kept for the reconnection like any resumable event.
+        let away = self.no == 0 && i.tx.is_none();
+        if i.done || (away && !(resumable && self.stored())) {
             return Err(Closed);
         }
         let json = msg.to_vec();
@@ -615,7 +625,8 @@ impl Stream {
             i.done = true;
             i.tx = None;
         }
-        if delivered || (resumable && self.no != 0) {
+        // Kept in the history, the event reaches a client that resumes the stream.
+        if delivered || (resumable && (self.no != 0 || self.stored())) {
             Ok(last)
         } else {
             Err(Closed)
@@ -800,12 +811,66 @@ mod tests {
         out.send_nowait(changed(), None).unwrap();
         out.send_nowait(changed(), None).unwrap();
         let started = Instant::now();
-        // The stream's buffer is full: cut, not waited for (60 s).
-        assert!(out.send_nowait(changed(), None).is_err());
+        // The stream's buffer is full: cut, not waited for (60 s), the event kept for the
+        // reconnection.
+        out.send_nowait(changed(), None).unwrap();
         assert!(started.elapsed() < Duration::from_secs(30));
         // The connection sees its end after what it was sent; the third event is stored.
         assert_eq!(rx.iter().count(), 2);
         assert_eq!(lock(&store.appended).len(), 3);
+        sess.close();
+    }
+
+    /// A client that holds an event id of its GET stream can resume it: what the stream
+    /// would have carried while no connection held it is replayed on the resumption, every
+    /// event once (it used to be dropped from the moment the server saw the connection gone).
+    #[test]
+    fn a_standalone_stream_keeps_what_comes_while_its_client_is_away() {
+        use crate::server::store::MemoryEventStore;
+        use mcp_core::jsonrpc::Notification;
+        let sess = LegacySession::new(
+            "s".into(),
+            Kind::Streamable,
+            Arc::new(HttpConfig::default()),
+            Arc::new(MemoryEventStore::new(100)),
+        );
+        let out = sess.outbound();
+        let note = |n: u32| {
+            Message::Notification(
+                Notification::new(
+                    "notifications/message",
+                    &serde_json::json!({"level": "info", "data": n}),
+                )
+                .unwrap(),
+            )
+        };
+        // No GET stream yet: nobody could resume it, the message has nowhere to go.
+        assert!(out.send(note(0), None).is_err());
+        let (stream, att) = sess.attach(0, None).unwrap();
+        out.send(note(1), None).unwrap();
+        let first = att.rx.unwrap().try_recv().unwrap();
+        let head = first.sse_head.unwrap();
+        let cursor: u64 = head
+            .strip_prefix("id: 0-")
+            .and_then(|h| h.trim_end().parse().ok())
+            .unwrap();
+        sess.detach(&stream, att.generation, StreamEnd::ClientGone);
+        for n in 2..=4 {
+            out.send(note(n), None).unwrap();
+        }
+        let (_, again) = sess.attach(0, Some(cursor)).unwrap();
+        let replayed: Vec<String> = again
+            .replay
+            .iter()
+            .map(|e| String::from_utf8_lossy(e).into_owned())
+            .collect();
+        assert_eq!(replayed.len(), 3, "{replayed:?}");
+        for (event, n) in replayed.iter().zip(2..) {
+            assert!(event.contains(&format!("\"data\":{n}")), "{event}");
+        }
+        // Live again.
+        out.send(note(5), None).unwrap();
+        assert!(again.rx.unwrap().try_recv().is_ok());
         sess.close();
     }
 

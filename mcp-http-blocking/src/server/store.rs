@@ -19,12 +19,20 @@ pub trait EventStore: Send + Sync {
     fn forget(&self, stream: &str);
 }
 
-type Histories = HashMap<String, VecDeque<(u64, Vec<u8>)>>;
+/// One stream's events, oldest first, and their bytes.
+#[derive(Debug, Default)]
+struct History {
+    events: VecDeque<(u64, Vec<u8>)>,
+    bytes: usize,
+}
+
+type Histories = HashMap<String, History>;
 
 /// The default store: a bounded in-memory history per stream.
 #[derive(Debug)]
 pub struct MemoryEventStore {
     per_stream: usize,
+    max_bytes: usize,
     /// Streams spread over several maps by a hash of their key, so the threads of different
     /// sessions rarely meet on a lock (every answer of a resumable stream is appended).
     shards: [Mutex<Histories>; SHARDS],
@@ -33,12 +41,25 @@ pub struct MemoryEventStore {
 const SHARDS: usize = 16;
 
 impl MemoryEventStore {
-    /// Keeps at most `per_stream` events of each stream (at least one).
+    /// Keeps at most `per_stream` events of each stream (at least one), and at most
+    /// [`DEFAULT_MAX_BYTES`](Self::DEFAULT_MAX_BYTES) of them.
     pub fn new(per_stream: usize) -> Self {
         MemoryEventStore {
             per_stream: per_stream.max(1),
+            max_bytes: Self::DEFAULT_MAX_BYTES,
             shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
         }
+    }
+
+    /// The bytes of events kept per stream by default: 8 MiB. A stream's history is what a
+    /// client resuming it may still get; a client that stays away (or a flood sent meanwhile)
+    /// must not grow it past this.
+    pub const DEFAULT_MAX_BYTES: usize = 8 * 1024 * 1024;
+
+    /// Keeps at most `bytes` of events per stream (the newest event is kept whatever its size).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
     }
 
     fn lock(&self, stream: &str) -> std::sync::MutexGuard<'_, Histories> {
@@ -59,18 +80,22 @@ impl Default for MemoryEventStore {
 impl EventStore for MemoryEventStore {
     fn append(&self, stream: &str, seq: u64, event: &[u8]) {
         let mut map = self.lock(stream);
-        let q = map.entry(stream.to_owned()).or_default();
-        if q.len() >= self.per_stream {
-            q.pop_front();
+        let h = map.entry(stream.to_owned()).or_default();
+        h.bytes += event.len();
+        h.events.push_back((seq, event.to_vec()));
+        while h.events.len() > self.per_stream || (h.bytes > self.max_bytes && h.events.len() > 1) {
+            if let Some((_, old)) = h.events.pop_front() {
+                h.bytes -= old.len();
+            }
         }
-        q.push_back((seq, event.to_vec()));
     }
 
     fn after(&self, stream: &str, seq: u64) -> Vec<Vec<u8>> {
         let map = self.lock(stream);
         map.get(stream)
-            .map(|q| {
-                q.iter()
+            .map(|h| {
+                h.events
+                    .iter()
                     .filter(|(s, _)| *s > seq)
                     .map(|(_, e)| e.clone())
                     .collect()
@@ -100,5 +125,18 @@ mod tests {
         s.forget("a");
         assert!(s.after("a", 0).is_empty());
         assert_eq!(s.after("b", 0), vec![b"other".to_vec()]);
+    }
+
+    #[test]
+    fn history_is_bounded_in_bytes_too() {
+        let s = MemoryEventStore::new(1000).max_bytes(10);
+        for seq in 1..=5 {
+            s.append("a", seq, b"1234");
+        }
+        // 5 x 4 bytes: the two newest fit in 10.
+        assert_eq!(s.after("a", 0).len(), 2);
+        // A single event larger than the bound is still kept: it is the newest.
+        s.append("a", 6, &[0; 64]);
+        assert_eq!(s.after("a", 0), vec![vec![0; 64]]);
     }
 }
