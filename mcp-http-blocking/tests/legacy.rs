@@ -462,19 +462,48 @@ fn idle_sessions_expire() {
 }
 
 #[test]
-fn session_cap_refuses_more_initializes() {
+fn at_the_session_cap_the_longest_idle_session_makes_room() {
     let cfg = HttpConfig::builder().max_sessions(2).build();
     let (h, _) = serve(cfg, Duration::from_secs(5));
-    init(&h, "2025-06-18");
-    init(&h, "2025-06-18");
+    let a = h.local_addr();
+    let ping = |sid: &str| {
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", sid)],
+            &rpc(2, "ping", json!({})),
+        )
+        .status
+    };
+    let first = init(&h, "2025-06-18");
+    let second = init(&h, "2025-06-18");
+    // Full, both idle: the first (idle longest) is closed for the third.
+    let third = init(&h, "2025-06-18");
+    assert_eq!(ping(&first), 404);
+    assert_eq!(ping(&second), 200);
+    assert_eq!(h.core().session_count(), 2);
+    // Both open sessions busy (a connection on their GET streams): refused, to be retried.
+    let get = |sid: &str| {
+        SseClient::open(
+            a,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", sid)],
+            b"",
+        )
+    };
+    let (g2, g3) = (get(&second), get(&third));
+    assert_eq!((g2.status, g3.status), (200, 200));
     let r = request(
-        h.local_addr(),
+        a,
         "POST",
         "/mcp",
         &[ACCEPT_BOTH, JSON_CT],
         &init_body("2025-06-18"),
     );
     assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("5"));
     // The refusal answers the `initialize` by its id.
     assert_eq!(r.json()["id"], 1, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["error"]["message"], "too many sessions");

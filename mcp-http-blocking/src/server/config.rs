@@ -33,7 +33,7 @@ pub struct HttpConfig {
     /// How often the sweeper looks for idle sessions (default: a quarter of `session_idle`,
     /// at most 30 s).
     pub(crate) sweep_interval: Option<Duration>,
-    /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
+    /// Live legacy sessions at most (default 1,024); see `max_sessions`.
     pub(crate) max_sessions: usize,
     /// Open SSE streams per legacy session at most (default 16); beyond it 429.
     pub(crate) max_streams_per_session: usize,
@@ -134,7 +134,9 @@ impl HttpConfig {
         self.sweep_interval
     }
 
-    /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
+    /// Live legacy sessions at most (default 1,024). An `initialize` beyond it closes the
+    /// session idle longest (no connection on any of its streams; its client gets 404 next
+    /// and starts anew), or gets 503 with `Retry-After` when every session is busy.
     pub fn max_sessions(&self) -> usize {
         self.max_sessions
     }
@@ -288,7 +290,8 @@ impl HttpConfigBuilder {
         self
     }
 
-    /// Live legacy sessions at most (default 1,024); `initialize` beyond it gets 503.
+    /// Live legacy sessions at most (default 1,024). An `initialize` beyond it closes the
+    /// session idle longest, or gets 503 with `Retry-After` when every session is busy.
     pub fn max_sessions(mut self, v: usize) -> Self {
         self.config.max_sessions = v;
         self

@@ -24,6 +24,16 @@ use crate::server::sessions::{
 };
 use crate::{SESSION_HEADER, VERSION_HEADER};
 
+/// 503 when every session the server may hold is busy: the client may try again shortly.
+pub(crate) fn too_many_sessions(id: Option<RequestId>) -> HttpResponse {
+    HttpResponse::rpc_error(
+        503,
+        id,
+        ErrorObject::new(codes::INTERNAL_ERROR, "too many sessions"),
+    )
+    .with_header("Retry-After", "5")
+}
+
 pub(crate) fn open(
     ctx: &Arc<ServerContext>,
     kind: Kind,
@@ -33,12 +43,15 @@ pub(crate) fn open(
         return Err(HttpResponse::empty(500));
     };
     let sess = LegacySession::new(id, kind, ctx.cfg.clone(), ctx.store.clone());
-    if !ctx.sessions.insert(sess.clone(), ctx.cfg.max_sessions) {
-        return Err(HttpResponse::rpc_error(
-            503,
-            None,
-            ErrorObject::new(codes::INTERNAL_ERROR, "too many sessions"),
-        ));
+    match ctx.sessions.insert(sess.clone(), ctx.cfg.max_sessions) {
+        // The longest idle session made room: its client gets 404 next time, and starts anew.
+        Some(evicted) => {
+            if let Some(old) = evicted {
+                log::info!("session limit reached: closed the longest idle session");
+                old.close();
+            }
+        }
+        None => return Err(too_many_sessions(None)),
     }
     let transport = match kind {
         Kind::Streamable => TransportKind::StreamableHttp,

@@ -681,13 +681,22 @@ impl Registry {
         self.map.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn insert(&self, s: Arc<LegacySession>, cap: usize) -> bool {
+    /// Adds `s`. With `cap` sessions open, the one idle longest (no connection on any of its
+    /// streams) makes room and is returned, for the caller to close: a client that opened
+    /// sessions and forgot them (most never DELETE theirs) must not lock out new ones until
+    /// they expire. `None` when every open session is busy.
+    pub fn insert(&self, s: Arc<LegacySession>, cap: usize) -> Option<Option<Arc<LegacySession>>> {
         let mut m = self.write();
+        let mut evicted = None;
         if m.len() >= cap {
-            return false;
+            let (_, id) = m
+                .values()
+                .filter_map(|x| x.idle_since().map(|t| (t, x.id.clone())))
+                .min_by_key(|(t, _)| *t)?;
+            evicted = m.remove(&id);
         }
         m.insert(s.id.clone(), s);
-        true
+        Some(evicted)
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<LegacySession>> {

@@ -474,13 +474,7 @@ impl StreamableHttp {
             None if is_init => match legacy::open(&self.inner, Kind::Streamable, claims) {
                 Ok(s) => (s, true),
                 // Refused (too many sessions): the error carries the `initialize`'s id.
-                Err(r) if r.status == 503 => {
-                    return Reply::Now(HttpResponse::rpc_error(
-                        503,
-                        rid,
-                        ErrorObject::new(codes::INTERNAL_ERROR, "too many sessions"),
-                    ));
-                }
+                Err(r) if r.status == 503 => return Reply::Now(legacy::too_many_sessions(rid)),
                 Err(r) => return Reply::Now(r),
             },
             None => {
