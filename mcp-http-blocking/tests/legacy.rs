@@ -236,6 +236,55 @@ fn related_notifications_make_an_sse_answer_with_priming_and_ids() {
 }
 
 #[test]
+fn a_client_that_takes_only_sse_never_gets_plain_json() {
+    // A lone, quick answer goes back as plain JSON to a client that takes both; to one that
+    // listed only `text/event-stream` it comes as an SSE event, in either era.
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
+    let a = h.local_addr();
+    let sid = init(&h, "2025-06-18");
+    let sse_only = ("Accept", "text/event-stream");
+    let mut s = SseClient::open(
+        a,
+        "POST",
+        "/mcp",
+        &[sse_only, JSON_CT, ("Mcp-Session-Id", sid.as_str())],
+        &rpc(9, "ping", json!({})),
+    );
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("content-type").map(String::as_str),
+        Some("text/event-stream")
+    );
+    assert!(s.next().unwrap().data.contains(r#""id":9"#));
+    let modern = rpc(
+        10,
+        "ping",
+        json!({"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        }}),
+    );
+    let mut s = SseClient::open(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            sse_only,
+            JSON_CT,
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "ping"),
+        ],
+        &modern,
+    );
+    assert_eq!(s.status, 200);
+    assert_eq!(
+        s.headers.get("content-type").map(String::as_str),
+        Some("text/event-stream")
+    );
+    assert!(s.next().unwrap().data.contains(r#""id":10"#));
+}
+
+#[test]
 fn a_json_only_client_gets_json_even_with_notifications_first() {
     let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let sid = init(&h, "2025-06-18");

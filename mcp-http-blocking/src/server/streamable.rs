@@ -498,7 +498,9 @@ impl StreamableHttp {
                 b
             }
         };
-        let single = msgs.len() == 1;
+        // A lone answer may go back as plain JSON only to a client that takes it; one that
+        // listed only `text/event-stream` gets an SSE stream whatever it holds.
+        let single = msgs.len() == 1 && accept.is_none_or(|a| accepts(Some(a), "application/json"));
         let via = match via {
             Via::Inline(handoff) if minted => {
                 // An answer that starts elsewhere still tells the client its session.

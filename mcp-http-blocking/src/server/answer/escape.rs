@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use crossbeam_channel::Receiver;
 
-use super::respond::{Answer, OnEnd, answer, json_answer};
+use super::respond::{Answer, OnEnd, answer, json_answer, lone_event};
 use crate::server::config::HttpConfig;
 use crate::server::http::{Frame, HttpResponse, StreamEnd};
 
@@ -141,7 +141,12 @@ impl Deferred {
                 Opened::Channel(rx) => answer(&cfg, rx, a, on_end, window, hangup),
                 Opened::Final(f) => {
                     on_end(StreamEnd::Completed);
-                    json_answer(a.modern, f)
+                    if a.single {
+                        json_answer(a.modern, f)
+                    } else {
+                        // The client takes only SSE: its one event.
+                        lone_event(&cfg, f)
+                    }
                 }
             },
         };

@@ -40,6 +40,17 @@ pub(crate) fn sse_response(body: SseBody) -> HttpResponse {
     }
 }
 
+/// A finished exchange's one message as an SSE stream of one event, for a client that takes
+/// no plain JSON.
+pub(crate) fn lone_event(cfg: &HttpConfig, f: Frame) -> HttpResponse {
+    sse_response(SseBody::new(
+        vec![f.into_event()],
+        None,
+        cfg.keepalive,
+        None,
+    ))
+}
+
 /// The HTTP status of a 2026-07-28 error answer sent as JSON.
 pub(crate) fn status_for(code: Option<i64>) -> u16 {
     match code {

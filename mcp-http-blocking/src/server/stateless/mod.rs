@@ -14,7 +14,9 @@ use serde_json::Value;
 
 use crate::server::answer::{Answer, Deferred, Escape, Frames, OnEnd, Reply, Via};
 use crate::server::context::ServerContext;
-use crate::server::http::{HttpRequest, HttpResponse, StreamEnd, err400, unsupported_version};
+use crate::server::http::{
+    HttpRequest, HttpResponse, StreamEnd, accepts, err400, unsupported_version,
+};
 use exchange::ExchangeOutbound;
 use headers::{check_headers, param_headers};
 
@@ -95,9 +97,11 @@ pub(crate) fn post(
         }
         s2.close();
     });
+    // Plain JSON for the lone answer only where the client takes it (see `streamable`).
+    let accept = req.header("Accept");
     let a = Answer {
         accept_sse,
-        single: true,
+        single: accept.is_none_or(|a| accepts(Some(a), "application/json")),
         modern: true,
         prefix: Vec::new(),
         refused: Vec::new(),
