@@ -75,6 +75,27 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
 }
 
 #[test]
+fn a_client_that_sends_its_whole_oversized_body_first_still_reads_the_413() {
+    // As Node's fetch does: all 12 MiB written before anything is read. The server refuses
+    // at once and then reads (and drops) the rest, so the client's writes do not meet a reset
+    // and the 413 reaches it (it used to read only 256 KiB more).
+    let cfg = HttpConfig::builder().max_body(1000).build();
+    let (h, _) = serve(cfg, Duration::from_secs(60));
+    let body = vec![b' '; 12 * 1024 * 1024];
+    let mut s = connect(h.local_addr());
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(&body)
+        .expect("the server reads the body's rest");
+    assert_eq!(read_head(&mut BufReader::new(s)).0, 413);
+}
+
+#[test]
 fn oversized_headers_get_431() {
     let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
     let big = "a".repeat(20 * 1024);

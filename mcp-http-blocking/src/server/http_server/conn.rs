@@ -32,9 +32,11 @@ pub(super) const BUSY: u8 = 1;
 const DRAIN_LIMIT: u64 = 64 * 1024;
 /// How long a closing connection reads what the client still sends, so that the kernel does
 /// not answer unread bytes with a reset that could destroy the response before it is read.
-const LINGER: Duration = Duration::from_millis(200);
+/// A client that writes its whole body before it reads (Node's `fetch` does) sees the 413
+/// only if the body's rest is read: it is read and dropped, within these bounds.
+const LINGER: Duration = Duration::from_secs(1);
 /// At most this much is read while lingering.
-const LINGER_BYTES: usize = 256 * 1024;
+const LINGER_BYTES: usize = 16 * 1024 * 1024;
 
 /// The socket, shared by the reading side, the writers of this connection's answers and the
 /// server's registry (which can shut it down).
