@@ -602,6 +602,14 @@ impl KitSession {
     /// 2026-07-28 `subscriptions/listen`: acknowledge what we honour, then keep the request
     /// open; notifications for it carry its id as the subscription id.
     fn listen(&self, rc: &RequestContext, filter: &SubscriptionFilter) {
+        // The tasks extension: "Servers MUST return this error [-32021] for non-declaring
+        // clients requesting task notifications on `subscriptions/listen`."
+        if filter.extra.get("taskIds").is_some_and(|v| !v.is_null())
+            && !mcp_core::types::tasks_ext::declared_by(&rc.client_capabilities)
+        {
+            let e = mcp_core::types::tasks_ext::missing_extension_error();
+            return self.finish(&rc.id, &rc.method, rc.protocol_version, Outcome::Error(e));
+        }
         let flag = |f: Option<bool>| f.unwrap_or(false);
         let caps = self.shared.engine_config.capabilities();
         let listen = Listen {

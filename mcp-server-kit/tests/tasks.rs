@@ -418,6 +418,107 @@ fn a_text_returning_tool_run_as_a_task_keeps_the_text_result() {
 /// connections: only tasks use the kit's workers.
 #[cfg(unix)]
 #[test]
+fn task_notifications_on_subscriptions_listen_need_the_extension() {
+    // "Servers MUST return this error [-32021] for non-declaring clients requesting task
+    // notifications on `subscriptions/listen`."
+    let server = Server::builder("t", "1").tool(quick()).build().unwrap();
+    let p = Peer::open(&server, None);
+    let refused = p.call(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"taskIds": ["a"], "toolsListChanged": true}}),
+        json!({}),
+    );
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"][EXTENSION_ID],
+        json!({})
+    );
+}
+
+#[test]
+fn a_task_whose_ttl_ends_while_it_runs_is_stopped() {
+    // The store drops the task at its ttl, after which no client can see or cancel it: its
+    // handler is told, rather than left holding a worker for nothing.
+    let (seen_tx, seen) = sync_channel(1);
+    let seen_tx = Mutex::new(seen_tx);
+    let waiting = Tool::new("waiting", move |_: NoArgs, ctx: &Context| {
+        let cancelled = ctx.wait_cancelled(WAIT * 6);
+        let _ = seen_tx.lock().unwrap().send(cancelled);
+        Ok::<_, Error>("finished")
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(waiting)
+        .tool(quick())
+        .task_store(Arc::new(MemoryTaskStore::new(8)))
+        // Ended by the next request.
+        .task_ttl(Some(Duration::ZERO))
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    task_id(&p.ext(1, "tools/call", json!({"name": "waiting"})));
+    task_id(&p.ext(2, "tools/call", json!({"name": "quick"})));
+    assert!(
+        seen.recv_timeout(WAIT).unwrap(),
+        "the expired task's handler was cancelled"
+    );
+}
+
+#[test]
+fn an_input_key_is_never_used_twice_in_a_task() {
+    // The spec: a key is unique over a task's lifetime; a client skips keys it answered, so a
+    // reused one would leave the task waiting until its ttl. The second ask under the same key
+    // fails at once; a positional key skips the keys a handler named itself.
+    let (store, events) = observed(8);
+    let ask = Tool::new("ask", |_: NoArgs, ctx: &Context| {
+        let form = || {
+            serde_json::from_value(json!({"message": "Name?",
+                "requestedSchema": {"type": "object", "properties": {}}}))
+            .map_err(|e| Error::msg(e.to_string()))
+        };
+        ctx.elicit_as("input-0", form()?)?;
+        let again = ctx.elicit_as("input-0", form()?).is_err();
+        ctx.elicit(form()?)?;
+        Ok::<_, Error>(format!("refused again: {again}"))
+    })
+    .task_support(TaskSupport::Optional);
+    let server = Server::builder("t", "1")
+        .tool(ask)
+        .task_store(store)
+        .build()
+        .unwrap();
+    let p = Peer::open(&server, None);
+    let t = task_id(&p.ext(1, "tools/call", json!({"name": "ask"})));
+    let mut keys = Vec::new();
+    for id in [2, 4] {
+        events.until(&t, TaskStatus::InputRequired);
+        let got = p.ext(id, "tasks/get", json!({"taskId": t}));
+        let key = got["result"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        let ack = p.ext(
+            id + 1,
+            "tasks/update",
+            json!({"taskId": t, "inputResponses": {key.clone(): {"action": "accept", "content": {}}}}),
+        );
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        keys.push(key);
+    }
+    assert_eq!(keys, ["input-0", "input-1"]);
+    events.until(&t, TaskStatus::Completed);
+    let done = p.ext(6, "tasks/get", json!({"taskId": t}));
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "refused again: true"
+    );
+}
+
+#[test]
 fn tasks_beyond_the_workers_and_the_queue_are_refused_busy() {
     use mcp_core::jsonrpc::codes;
 
@@ -427,11 +528,13 @@ fn tasks_beyond_the_workers_and_the_queue_are_refused_busy() {
         Ok::<_, Error>("released")
     })
     .task_support(TaskSupport::Optional);
+    let store = Arc::new(MemoryTaskStore::new(8));
     let server = Server::builder("t", "1")
         .tool(block)
         .workers(1)
         .max_workers(1)
         .queue(1)
+        .task_store(store.clone())
         .build()
         .unwrap();
     let mut c = common::stdio::Client::start(server);
@@ -454,6 +557,9 @@ fn tasks_beyond_the_workers_and_the_queue_are_refused_busy() {
     task_id(&call(&mut c, 2));
     let refused = call(&mut c, 3);
     assert_eq!(refused["error"]["code"], codes::SERVER_BUSY, "{refused}");
+    // The refused call left no task behind: its client never learnt of one, and a kept one
+    // held a place under the cap for its whole ttl (six refusals filled a cap of ten).
+    assert_eq!(store.len(), 2);
     for _ in 0..2 {
         release_tx.send(()).unwrap();
     }

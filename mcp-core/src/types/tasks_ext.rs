@@ -43,12 +43,15 @@ pub fn server_capability() -> Value {
     Value::Object(Map::new())
 }
 
-/// -32021: the request can only be served as a task and the client did not declare the
-/// extension. `data.requiredCapabilities` names it, shaped like the client's capabilities.
+/// -32021: the request needs the extension (a tool that runs only as a task, a `tasks/*`
+/// method, task notifications on `subscriptions/listen`) and the client did not declare it.
+/// `data.requiredCapabilities` names it, shaped like the client's capabilities.
 pub fn missing_extension_error() -> crate::jsonrpc::ErrorObject {
     crate::jsonrpc::ErrorObject::new(
         crate::jsonrpc::codes::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("This request runs only as a task: declare the {EXTENSION_ID} extension"),
+        format!(
+            "This request needs the {EXTENSION_ID} extension, which the client did not declare"
+        ),
     )
     .with_data(serde_json::json!({
         "requiredCapabilities": { "extensions": { EXTENSION_ID: {} } }

@@ -1,7 +1,7 @@
 //! Running tasks: creating one for a `tools/call`, running its handler on the executor,
 //! answering `tasks/get`, `tasks/update` and `tasks/cancel`, and the handler's input waits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -252,6 +252,7 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         task: task.clone(),
         owner: owner_of(origin.auth),
     };
+    stop_expired(tasks);
     if let Err(e) = tasks.store.create(record, tasks.ttl) {
         return Outcome::Error(ErrorObject::internal(e.to_string()));
     }
@@ -260,6 +261,7 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         store: Arc::clone(&tasks.store),
         waiters: Mutex::new(HashMap::new()),
         next: AtomicUsize::new(0),
+        used: Mutex::new(HashSet::new()),
         input_timeout: tasks.ttl.unwrap_or(Duration::from_secs(24 * 3600)),
     });
     let call = Arc::new(Call {
@@ -300,9 +302,11 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         } else {
             ErrorObject::internal("the server is shutting down")
         };
-        // The task cannot run, and says so; the call is refused with the same error.
+        // The task cannot run: the call is refused, and the task it never learnt of goes
+        // (kept, failed, it held a place under the store's cap for its whole ttl).
         tasks.running().remove(&id);
         settle(tasks, &id, Outcome::Error(why.clone()));
+        tasks.store.remove(&id);
         return Outcome::Error(why);
     }
     let handle = TaskResult {
@@ -313,6 +317,21 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
     match serde_json::to_value(&handle) {
         Ok(v) => Outcome::Result(v),
         Err(e) => Outcome::Error(ErrorObject::internal(e)),
+    }
+}
+
+/// Cancels the handlers of tasks whose ttl ended while they ran (or waited for a worker):
+/// the store dropped them, so no client can see or cancel them any more, and their work must
+/// not hold a worker for nothing. Looked at whenever a task is created: the running table is
+/// bounded by the pool (workers and queue), each looked up once.
+fn stop_expired(tasks: &Tasks) {
+    let ids: Vec<String> = tasks.running().keys().cloned().collect();
+    for id in ids {
+        if tasks.store.get(&id).is_none() {
+            if let Some(call) = tasks.running().remove(&id) {
+                call.cancel.fire();
+            }
+        }
     }
 }
 
@@ -535,6 +554,9 @@ pub(crate) struct TaskRun {
     waiters: Mutex<HashMap<String, Waiter>>,
     /// Positional keys for input calls that name none.
     next: AtomicUsize,
+    /// Every input key the task used: a key is unique over the task's lifetime (the spec: a
+    /// server MUST NOT reuse one after its answer came), and a client skips keys it answered.
+    used: Mutex<HashSet<String>>,
     /// How long an input call waits for its answer.
     input_timeout: Duration,
 }
@@ -571,10 +593,27 @@ impl TaskRun {
         params: Value,
         key: Option<&str>,
     ) -> Result<Value, Error> {
-        let key = key.map_or_else(
-            || format!("input-{}", self.next.fetch_add(1, Ordering::Relaxed)),
-            str::to_owned,
-        );
+        let key = {
+            let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+            let key = match key {
+                Some(k) if used.contains(k) => {
+                    return Err(Error::Message(format!(
+                        "input key {k:?} was already used in this task: each input request of \
+                         a task needs a key of its own"
+                    )));
+                }
+                Some(k) => k.to_owned(),
+                // The next positional key no call named itself.
+                None => loop {
+                    let k = format!("input-{}", self.next.fetch_add(1, Ordering::Relaxed));
+                    if !used.contains(&k) {
+                        break k;
+                    }
+                },
+            };
+            used.insert(key.clone());
+            key
+        };
         let form = if method == mcp_core::types::methods::ELICITATION_CREATE {
             params.get("requestedSchema").cloned()
         } else {

@@ -72,6 +72,14 @@ pub trait TaskStore: Send + Sync + std::panic::RefUnwindSafe {
     /// Changes a stored task in place and returns it as changed (`None`: unknown or expired,
     /// and `change` was not called).
     fn update(&self, task_id: &str, change: &mut dyn FnMut(&mut TaskRecord)) -> Option<TaskRecord>;
+
+    /// Drops a task the client never learnt of: its `tools/call` was refused after the task
+    /// was stored (every worker busy), so nobody can ask for it, and it must not hold a place
+    /// under the store's cap until its ttl ends. The default does nothing (the task then
+    /// stays, failed, until its ttl ends).
+    fn remove(&self, task_id: &str) {
+        let _ = task_id;
+    }
 }
 
 struct Entry {
@@ -181,5 +189,12 @@ impl TaskStore for MemoryTaskStore {
         let e = m.tasks.get_mut(task_id)?;
         change(&mut e.record);
         Some(e.record.clone())
+    }
+
+    fn remove(&self, task_id: &str) {
+        let mut m = self.lock();
+        if let Some(key) = m.tasks.remove(task_id).and_then(|e| e.expiry) {
+            m.expiries.remove(&key);
+        }
     }
 }
