@@ -23,9 +23,7 @@ use mcp_core::jsonrpc::Message;
 
 use crate::connection::Connection;
 use crate::error::Error;
-use crate::framing::{
-    DEFAULT_MAX_LINE_LEN, FrameError, LineRead, MessageReader, MessageWriter, read_bounded_line,
-};
+use crate::framing::{FrameError, LineRead, MessageReader, MessageWriter, read_bounded_line};
 use mcp_core::queue::{DEFAULT_MAX_QUEUED_BYTES, Feeder, byte_bounded, message_size};
 
 /// The longest stderr line forwarded to the log; longer ones are summarised, not buffered.
@@ -92,7 +90,7 @@ impl ChildBuilder {
         ChildBuilder {
             program: program_ref.to_string_lossy().into_owned(),
             command: Command::new(program_ref),
-            max_line_len: DEFAULT_MAX_LINE_LEN,
+            max_line_len: CHILD_MAX_LINE_LEN,
             capacity: 64,
             max_queued_bytes: DEFAULT_MAX_QUEUED_BYTES,
             allow_batches: true,
@@ -157,7 +155,9 @@ impl ChildBuilder {
         self
     }
 
-    /// The longest line accepted from the child's stdout (default 4 MiB).
+    /// The longest line accepted from the child's stdout (default 16 MiB, the HTTP client's
+    /// body limit: a server's answer may carry a screenshot or a file, and the official
+    /// SDKs' clients take such answers). A longer answer fails its call at once, saying so.
     pub fn max_line_len(mut self, bytes: usize) -> Self {
         self.max_line_len = bytes.max(1);
         self
@@ -376,7 +376,7 @@ fn forward_stderr<R: Read>(stderr: R, pid: u32) {
                 "[{pid}] {}",
                 String::from_utf8_lossy(&line)
             ),
-            Ok(LineRead::TooLarge(len)) => log::info!(
+            Ok(LineRead::TooLarge(len, ..)) => log::info!(
                 target: "mcp_stdio::child",
                 "[{pid}] <stderr line of {len} bytes not shown>"
             ),
@@ -384,6 +384,10 @@ fn forward_stderr<R: Read>(stderr: R, pid: u32) {
         }
     }
 }
+
+/// The default longest line read from a child: larger than a server's own limit on what it
+/// reads ([`crate::DEFAULT_MAX_LINE_LEN`]), since answers (tool results) are where size lives.
+const CHILD_MAX_LINE_LEN: usize = 16 * 1024 * 1024;
 
 /// Owns a running server process. Dropping it without [`shutdown`](Self::shutdown) runs the
 /// shutdown sequence (bounded by the graces), so no child outlives its handle unnoticed.

@@ -17,6 +17,7 @@ use mcp_core::jsonrpc::{
 use mcp_core::version::ProtocolVersion;
 use std::sync::Arc;
 
+use crate::id_scan::IdScan;
 use crate::negotiated::Negotiated;
 
 /// The default longest line accepted: 4 MiB, well above any sane MCP message, well below what
@@ -33,6 +34,12 @@ pub enum FrameError {
         len: usize,
         /// The limit in force.
         limit: usize,
+        /// The message's top-level `id`, when the line had one (read as the line streamed
+        /// past, see the `id_scan` module).
+        id: Option<RequestId>,
+        /// Whether the line had a top-level `method`: with an `id`, a request (answered by
+        /// that id); without, an answer to the request of that id.
+        method: bool,
     },
     /// The line was not UTF-8, not JSON (-32700) or not a JSON-RPC message (-32600); also
     /// one element of a batch, which is judged on its own.
@@ -49,8 +56,14 @@ impl FrameError {
     /// is answered (id null) even if it held a notification: it is never read, so nobody knows.
     pub fn to_response(&self) -> Option<Message> {
         match self {
-            FrameError::TooLarge { len, limit } => Some(Message::error(
-                None,
+            FrameError::TooLarge {
+                len,
+                limit,
+                id,
+                method,
+            } => Some(Message::error(
+                // A request is refused by its id; anything else as before, by none.
+                id.clone().filter(|_| *method),
                 ErrorObject::new(codes::INVALID_REQUEST, "message too large")
                     .with_data(serde_json::json!({ "length": len, "maxLength": limit })),
             )),
@@ -64,7 +77,7 @@ impl FrameError {
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FrameError::TooLarge { len, limit } => write!(
+            FrameError::TooLarge { len, limit, .. } => write!(
                 f,
                 "a line of {len} bytes exceeded the {limit}-byte limit and was discarded"
             ),
@@ -89,8 +102,9 @@ impl std::error::Error for FrameError {
 pub(crate) enum LineRead {
     /// A line is in the buffer (line end and a trailing `\r` removed).
     Line,
-    /// A line longer than the limit was skipped; it held this many bytes.
-    TooLarge(usize),
+    /// A line longer than the limit was skipped; it held this many bytes, this top-level id
+    /// and (the flag) a top-level `method`.
+    TooLarge(usize, Option<RequestId>, bool),
     /// End of stream.
     Eof,
 }
@@ -98,7 +112,7 @@ pub(crate) enum LineRead {
 /// Reads one line into `buf` (cleared first), keeping at most `limit` bytes. A longer line is
 /// consumed and dropped chunk by chunk, so nothing beyond `limit` plus the reader's own buffer
 /// is ever held. A last line without `\n` before EOF still counts as a line.
-pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
+pub(crate) fn read_bounded_line<R: BufRead>(
     r: &mut R,
     buf: &mut Vec<u8>,
     limit: usize,
@@ -107,12 +121,10 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
     // The limit is on the message: a line may hold one byte more, the `\r` of a CRLF ending.
     let raw_limit = limit.saturating_add(1);
     let mut seen = 0usize;
-    let mut overflow = false;
     let ended = |buf: &mut Vec<u8>, seen: usize| {
         strip_cr(buf);
         if buf.len() > limit {
-            buf.clear();
-            LineRead::TooLarge(seen)
+            too_large(buf, &[], seen)
         } else {
             LineRead::Line
         }
@@ -124,10 +136,10 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok(match (overflow, seen) {
-                (true, _) => LineRead::TooLarge(seen),
-                (false, 0) => LineRead::Eof,
-                (false, _) => ended(buf, seen),
+            return Ok(if seen == 0 {
+                LineRead::Eof
+            } else {
+                ended(buf, seen)
             });
         }
         let (part, used, done) = match find_newline(chunk) {
@@ -135,20 +147,61 @@ pub(crate) fn read_bounded_line<R: BufRead + ?Sized>(
             None => (chunk, chunk.len(), false),
         };
         seen = seen.saturating_add(part.len());
-        if !overflow {
-            if seen > raw_limit {
-                overflow = true;
-                buf.clear();
+        if seen > raw_limit {
+            // Too long: what was kept and the rest of the line go by unkept, their id read
+            // (out of line, and once for every reader type: this is the rare case).
+            let mut scan = IdScan::default();
+            scan.feed(buf);
+            scan.feed(part);
+            buf.clear();
+            r.consume(used);
+            return if done {
+                Ok(scan.into_line(seen))
             } else {
-                push_bounded(buf, part, raw_limit);
-            }
+                discard_rest(r, scan, seen)
+            };
         }
+        push_bounded(buf, part, raw_limit);
         r.consume(used);
         if done {
-            if overflow {
-                return Ok(LineRead::TooLarge(seen));
-            }
             return Ok(ended(buf, seen));
+        }
+    }
+}
+
+/// A line found too long once it ended: its id, and it goes.
+#[cold]
+#[inline(never)]
+fn too_large(buf: &mut Vec<u8>, part: &[u8], seen: usize) -> LineRead {
+    let mut scan = IdScan::default();
+    scan.feed(buf);
+    scan.feed(part);
+    buf.clear();
+    scan.into_line(seen)
+}
+
+/// Reads the rest of an over-long line without keeping it, its id scanned as it goes by.
+#[cold]
+#[inline(never)]
+fn discard_rest(r: &mut dyn BufRead, mut scan: IdScan, mut seen: usize) -> io::Result<LineRead> {
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(scan.into_line(seen));
+        }
+        let (part, used, done) = match find_newline(chunk) {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        seen = seen.saturating_add(part.len());
+        scan.feed(part);
+        r.consume(used);
+        if done {
+            return Ok(scan.into_line(seen));
         }
     }
 }
@@ -316,10 +369,12 @@ impl<R: BufRead> MessageReader<R> {
                     return Some(Err(FrameError::Io(e)));
                 }
                 Ok(LineRead::Eof) => self.done = true,
-                Ok(LineRead::TooLarge(len)) => {
+                Ok(LineRead::TooLarge(len, id, method)) => {
                     return Some(Err(FrameError::TooLarge {
                         len,
                         limit: self.max_line_len,
+                        id,
+                        method,
                     }));
                 }
                 Ok(LineRead::Line) if is_blank(&self.line) => {}
@@ -644,7 +699,7 @@ mod tests {
         let mut reader = MessageReader::new(input);
         match reader.next() {
             Some(Err(e @ FrameError::TooLarge { .. })) => {
-                let FrameError::TooLarge { len, limit } = e else {
+                let FrameError::TooLarge { len, limit, .. } = e else {
                     unreachable!()
                 };
                 assert_eq!(len, 10 * 1024 * 1024);
@@ -673,7 +728,9 @@ mod tests {
             got[0],
             Err(FrameError::TooLarge {
                 len: 100,
-                limit: 10
+                limit: 10,
+                id: None,
+                method: false
             })
         ));
     }

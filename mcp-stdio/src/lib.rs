@@ -86,6 +86,7 @@ mod connection;
 mod ending;
 mod error;
 mod framing;
+mod id_scan;
 mod negotiated;
 mod output;
 mod process_io;
@@ -112,9 +113,10 @@ impl From<FrameError> for mcp_core::transport::Incoming {
                 error: Box::new(FrameError::Decode(d)),
             },
             FrameError::Io(e) => Incoming::Broken(Box::new(e)),
-            other => Incoming::Malformed {
-                id: None,
-                error: Box::new(other),
+            // An answer too large to read fails the call it answers, at once.
+            FrameError::TooLarge { ref id, method, .. } => Incoming::Malformed {
+                id: id.clone().filter(|_| !method),
+                error: Box::new(e),
             },
         }
     }

@@ -127,6 +127,34 @@ fn bad_output_lines_are_reported_and_reading_goes_on() {
 }
 
 #[test]
+fn an_over_long_answer_names_the_request_it_answers() {
+    // The id last, as the TypeScript SDK writes it, after 100 KB of result: read as the line
+    // streams past, so the call it answers fails at once instead of at its timeout.
+    let (conn, mut child) = ChildBuilder::new("sh")
+        .arg("-c")
+        .arg(
+            r#"printf '{"result":{"content":[{"type":"text","text":"'; head -c 100000 /dev/zero | tr '\0' x; printf '"}]},"jsonrpc":"2.0","id":7}\n'"#,
+        )
+        .max_line_len(1000)
+        .spawn()
+        .unwrap();
+    let item = conn.receiver.recv_timeout(WAIT).unwrap();
+    match &item {
+        Err(FrameError::TooLarge { id, method, .. }) => {
+            assert_eq!((id, *method), (&Some(RequestId::Number(7)), false));
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    match mcp_core::transport::Incoming::from(item.unwrap_err()) {
+        mcp_core::transport::Incoming::Malformed { id, .. } => {
+            assert_eq!(id, Some(RequestId::Number(7)));
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+    assert!(child.shutdown().unwrap().success());
+}
+
+#[test]
 fn an_over_long_line_from_the_child_is_skipped() {
     let (conn, mut child) = ChildBuilder::new("sh")
         .arg("-c")
@@ -135,7 +163,7 @@ fn an_over_long_line_from_the_child_is_skipped() {
         .spawn()
         .unwrap();
     match conn.receiver.recv_timeout(WAIT).unwrap() {
-        Err(FrameError::TooLarge { len, limit }) => assert_eq!((len, limit), (100_000, 1000)),
+        Err(FrameError::TooLarge { len, limit, .. }) => assert_eq!((len, limit), (100_000, 1000)),
         other => panic!("expected TooLarge, got {other:?}"),
     }
     let m = conn.receiver.recv_timeout(WAIT).unwrap().unwrap();

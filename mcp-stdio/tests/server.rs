@@ -1123,7 +1123,10 @@ fn expected_answer(item: Result<Message, mcp_stdio::FrameError>) -> Option<Answe
         Ok(_) => None,
         Err(FrameError::Decode(e)) if !e.is_answered() => None,
         Err(FrameError::Decode(e)) => Some(Answer::Error(e.id, e.error.code)),
-        Err(FrameError::TooLarge { .. }) => Some(Answer::Error(None, codes::INVALID_REQUEST)),
+        // A request is refused by its id, anything else by none.
+        Err(FrameError::TooLarge { id, method, .. }) => {
+            Some(Answer::Error(id.filter(|_| method), codes::INVALID_REQUEST))
+        }
         Err(e) => panic!("reading bytes from memory failed: {e}"),
     }
 }
