@@ -169,17 +169,24 @@ fn an_ended_ttl_frees_the_task_and_its_place() {
     drop(events);
 }
 
-#[test]
-fn tasks_cancel_reaches_the_handler_and_the_task_ends_cancelled() {
-    let (store, events) = observed(8);
+/// A tool `waiting` that waits for its cancellation (a minute at most) and then reports
+/// whether it saw one.
+fn waiting(support: TaskSupport) -> (Tool, Receiver<bool>) {
     let (seen_tx, seen) = sync_channel(1);
     let seen_tx = Mutex::new(seen_tx);
-    let waiting = Tool::new("waiting", move |_: NoArgs, ctx: &Context| {
+    let tool = Tool::new("waiting", move |_: NoArgs, ctx: &Context| {
         let cancelled = ctx.wait_cancelled(WAIT * 6);
         let _ = seen_tx.lock().unwrap().send(cancelled);
         Ok::<_, Error>("finished")
     })
-    .task_support(TaskSupport::Required);
+    .task_support(support);
+    (tool, seen)
+}
+
+#[test]
+fn tasks_cancel_reaches_the_handler_and_the_task_ends_cancelled() {
+    let (store, events) = observed(8);
+    let (waiting, seen) = waiting(TaskSupport::Required);
     let server = Server::builder("t", "1")
         .tool(waiting)
         .task_store(store)
@@ -440,14 +447,7 @@ fn task_notifications_on_subscriptions_listen_need_the_extension() {
 fn a_task_whose_ttl_ends_while_it_runs_is_stopped() {
     // The store drops the task at its ttl, after which no client can see or cancel it: its
     // handler is told, rather than left holding a worker for nothing.
-    let (seen_tx, seen) = sync_channel(1);
-    let seen_tx = Mutex::new(seen_tx);
-    let waiting = Tool::new("waiting", move |_: NoArgs, ctx: &Context| {
-        let cancelled = ctx.wait_cancelled(WAIT * 6);
-        let _ = seen_tx.lock().unwrap().send(cancelled);
-        Ok::<_, Error>("finished")
-    })
-    .task_support(TaskSupport::Optional);
+    let (waiting, seen) = waiting(TaskSupport::Optional);
     let server = Server::builder("t", "1")
         .tool(waiting)
         .tool(quick())
