@@ -24,6 +24,7 @@ use crate::connection::Shared;
 use crate::error::{Closed, Error, Unexpected};
 use crate::list_limits::ListLimits;
 use crate::listen::Subscription;
+use crate::tool_tasks::ToolTasks;
 use mcp_core::jsonrpc::RequestId;
 use mcp_core::types::tasks_ext::DetailedTask;
 
@@ -70,6 +71,8 @@ pub struct Client {
     list_limits: ListLimits,
     /// The ping thread, and the sender whose drop stops it.
     pinger: Option<(crossbeam_channel::Sender<()>, JoinHandle<()>)>,
+    /// The tools' 2025-11-25 task support, as far as a listing showed it.
+    pub(crate) tool_tasks: ToolTasks,
 }
 
 impl std::fmt::Debug for Client {
@@ -114,6 +117,7 @@ impl Client {
             timeout,
             list_limits,
             pinger: None,
+            tool_tasks: ToolTasks::default(),
         }
     }
 
@@ -351,7 +355,10 @@ impl Client {
     ///
     /// When the server runs the call as a task (the tasks extension, declared by default),
     /// the call follows it to its end and returns its result the same way: see
-    /// [`Client::call_tool_as_task`] to get the task's handle instead.
+    /// [`Client::call_tool_as_task`] to get the task's handle instead. On 2025-11-25, with a
+    /// server that runs tools as tasks, a tool whose `execution.taskSupport` is `"required"`
+    /// is called as a task (the server's -32601 to a plain call has the client look at the
+    /// tools, once until they change) and followed the same way.
     ///
     /// # Errors
     /// See [`Error`].
@@ -369,6 +376,9 @@ impl Client {
         arguments: Value,
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
+        if self.legacy_tasks() {
+            return self.call_tool_legacy(name, arguments, options);
+        }
         let params = Client::tool_call_params(name, arguments)?;
         self.request_with(methods::TOOLS_CALL, params, options)
     }

@@ -9,6 +9,7 @@
 
 use mcp_core::id_map::{IdMap, id_map};
 use mcp_core::types::methods;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -87,6 +88,9 @@ pub(crate) struct Shared {
     closing: Mutex<Option<Sender<()>>>,
     /// Disconnects when the connection shuts.
     pub closed: Receiver<()>,
+    /// How many times the server said its tools changed (what the client learned of them
+    /// before is stale).
+    tools_generation: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -131,6 +135,7 @@ impl Shared {
             send_timeout,
             closing: Mutex::new(Some(closing)),
             closed,
+            tools_generation: AtomicU64::new(0),
         });
         let parts = ReaderParts {
             incoming,
@@ -138,6 +143,11 @@ impl Shared {
             stop: stop_rx,
         };
         (shared, parts)
+    }
+
+    /// The generation of the server's tool list (see `tool_tasks`).
+    pub fn tools_generation(&self) -> u64 {
+        self.tools_generation.load(Ordering::Acquire)
     }
 
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -537,6 +547,9 @@ fn subscription_of(n: &Notification) -> Option<RequestId> {
 }
 
 fn on_notification(shared: &Shared, n: Notification) {
+    if n.method == methods::NOTIFICATION_TOOLS_LIST_CHANGED {
+        shared.tools_generation.fetch_add(1, Ordering::AcqRel);
+    }
     if let Some(sub) = subscription_of(&n) {
         let listener = shared.state().listeners.get(&sub).cloned();
         if let Some(l) = listener {

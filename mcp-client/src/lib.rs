@@ -70,6 +70,7 @@ mod pages;
 mod skills;
 mod task_handle;
 mod tasks;
+mod tool_tasks;
 mod transport;
 
 pub use builder::{ClientBuilder, Revision};

@@ -32,12 +32,14 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select};
 use mcp_core::engine::{Outcome, ProgressUpdate, Refused, Timeout};
-use mcp_core::jsonrpc::{ErrorObject, RequestId};
+use mcp_core::jsonrpc::{ErrorObject, RequestId, codes};
 use mcp_core::types::tasks_ext::{DetailedTask, TaskResult};
 use mcp_core::types::{CallToolResult, InputResponses, TaskStatus, methods};
 use mcp_core::version::{Era, ProtocolVersion};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+
+use crate::tool_tasks::Support;
 use serde_json::{Map, Value, json};
 
 use crate::call::{self, CallOptions, CancelHandle};
@@ -334,6 +336,32 @@ impl Follow<'_> {
 
 /// A 2025-11-25 `Task` as the extension's [`DetailedTask`]: the same fields but for the unit
 /// suffixes (`ttl`, `pollInterval` became `ttlMs`, `pollIntervalMs`).
+/// The task a 2025-11-25 `tools/call` that asked for one (`asked`) was answered with, if the
+/// answer is a task (`{"task": {...}}`) rather than the tool's result.
+fn legacy_created(raw: &RawValue, asked: bool) -> Result<Option<DetailedTask>, Error> {
+    #[derive(Deserialize)]
+    struct Created {
+        task: Value,
+    }
+    if !asked {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Created>(raw.get()) {
+        Ok(Created { task }) => legacy_task(task).map(Some).map_err(|source| Error::Decode {
+            what: format!("{} task", methods::TOOLS_CALL),
+            source,
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
+fn decode_call_result(raw: &RawValue) -> Result<CallToolResult, Error> {
+    serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
+        what: format!("{} result", methods::TOOLS_CALL),
+        source,
+    })
+}
+
 fn legacy_task(mut v: Value) -> Result<DetailedTask, serde_json::Error> {
     if let Some(o) = v.as_object_mut() {
         for (old, new) in [("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs")] {
@@ -429,7 +457,7 @@ impl Client {
 
     /// Whether this is a 2025-11-25 connection to a server that runs `tools/call` as
     /// (client-requested) experimental tasks.
-    fn legacy_tasks(&self) -> bool {
+    pub(crate) fn legacy_tasks(&self) -> bool {
         self.era() == Era::Legacy
             && self
                 .protocol_version()
@@ -526,6 +554,11 @@ impl Client {
     /// `input_required` rounds before the task starts are answered as in
     /// [`Client::call_tool`].
     ///
+    /// On 2025-11-25 the client asks for the task itself, and only of a tool whose
+    /// `execution.taskSupport` allows one (`"optional"` or `"required"`; the client lists the
+    /// server's tools to know, once until they change): a tool that forbids tasks, the
+    /// default, gets a plain call, [`Started::Complete`].
+    ///
     /// # Errors
     /// See [`Error`].
     pub fn call_tool_as_task(
@@ -534,51 +567,109 @@ impl Client {
         arguments: Value,
         options: &CallOptions,
     ) -> Result<Started, Error> {
+        // 2025-11-25: the client asks for the task, but "clients MUST NOT attempt to invoke
+        // the tool as a task" when the tool forbids it (the default): such a tool gets a
+        // plain call, answered at once.
+        let legacy = self.legacy_tasks() && self.tool_task_support(name) != Support::Forbidden;
         let mut params = Client::tool_call_params(name, arguments)?;
-        let legacy = self.legacy_tasks();
         if legacy {
-            // 2025-11-25: the client asks for the task; the server keeps it as long as it
-            // likes (no `ttl` asked).
+            // The server keeps the task as long as it likes (no `ttl` asked).
             params["task"] = json!({});
         }
         match self.exchange_rounds(methods::TOOLS_CALL, params, options)? {
-            Reply::Complete(raw) if legacy => {
-                #[derive(Deserialize)]
-                struct Created {
-                    task: Value,
-                }
-                if let Ok(Created { task }) = serde_json::from_str(raw.get()) {
-                    let task = legacy_task(task).map_err(|source| Error::Decode {
-                        what: format!("{} task", methods::TOOLS_CALL),
-                        source,
-                    })?;
-                    return Ok(Started::Task(TaskHandle::of(
-                        &task,
-                        methods::TOOLS_CALL,
-                        self.summary.server_key.clone(),
-                    )));
-                }
-                let result: CallToolResult =
-                    serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
-                        what: format!("{} result", methods::TOOLS_CALL),
-                        source,
-                    })?;
-                Ok(Started::Complete(Box::new(result)))
-            }
-            Reply::Complete(raw) => {
-                let result: CallToolResult =
-                    serde_json::from_str(raw.get()).map_err(|source| Error::Decode {
-                        what: format!("{} result", methods::TOOLS_CALL),
-                        source,
-                    })?;
-                Ok(Started::Complete(Box::new(result)))
-            }
+            Reply::Complete(raw) => match legacy_created(&raw, legacy)? {
+                Some(task) => Ok(Started::Task(TaskHandle::of(
+                    &task,
+                    methods::TOOLS_CALL,
+                    self.summary.server_key.clone(),
+                ))),
+                None => Ok(Started::Complete(Box::new(decode_call_result(&raw)?))),
+            },
             Reply::Task { task, .. } => Ok(Started::Task(TaskHandle::of(
                 &task,
                 methods::TOOLS_CALL,
                 self.summary.server_key.clone(),
             ))),
         }
+    }
+
+    /// [`Client::call_tool`] on a 2025-11-25 server that runs tools as tasks: a tool that
+    /// requires a task ("clients MUST invoke the tool as a task") is called as one and
+    /// followed to its result. That it does is known from an earlier look at the server's
+    /// tools, or learned when the server refuses the plain call with -32601: the tools are
+    /// listed then, and a tool that requires a task is called again as one (the refused
+    /// call never ran).
+    pub(crate) fn call_tool_legacy(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let started = Instant::now();
+        let known = self.tool_tasks.get(self.shared.tools_generation(), name);
+        if known != Some(Support::Required) {
+            let params = Client::tool_call_params(name, arguments.clone())?;
+            match self.request_with(methods::TOOLS_CALL, params, options) {
+                Err(Error::Rpc(e))
+                    if e.code == codes::METHOD_NOT_FOUND
+                        && known.is_none()
+                        && self.tool_task_support(name) == Support::Required => {}
+                other => return other,
+            }
+        }
+        let mut params = Client::tool_call_params(name, arguments)?;
+        params["task"] = json!({});
+        let raw = match self.exchange_rounds(methods::TOOLS_CALL, params, options)? {
+            Reply::Complete(raw) => raw,
+            Reply::Task { call_id, task } => {
+                let raw =
+                    self.follow_task(methods::TOOLS_CALL, call_id, *task, options, started)?;
+                return decode_call_result(&raw);
+            }
+        };
+        let Some(task) = legacy_created(&raw, true)? else {
+            // The server answered at once after all.
+            return decode_call_result(&raw);
+        };
+        let mut follow = Follow {
+            client: self,
+            handle: TaskHandle::of(&task, methods::TOOLS_CALL, self.summary.server_key.clone()),
+            options,
+            clock: Clock::since(started, options.timeout.unwrap_or(self.default_timeout())),
+            call_id: None,
+            owned: true,
+            legacy: true,
+        };
+        let result = follow.run(task)?;
+        serde_json::from_value(Value::Object(result)).map_err(|source| Error::Decode {
+            what: format!("{} task result", methods::TOOLS_CALL),
+            source,
+        })
+    }
+
+    /// A 2025-11-25 tool's task support: known from an earlier listing of the current tool
+    /// list, or looked up now by listing the server's tools (within the client's list
+    /// bounds). A tool the listing does not show, or a listing that fails, counts as
+    /// forbidding tasks, which never asks a server for a task it may not run.
+    fn tool_task_support(&self, name: &str) -> Support {
+        let generation = self.shared.tools_generation();
+        if let Some(s) = self.tool_tasks.get(generation, name) {
+            return s;
+        }
+        for item in self.list_tools() {
+            match item {
+                Ok(tool) => self
+                    .tool_tasks
+                    .record(generation, std::slice::from_ref(&tool)),
+                Err(e) => {
+                    log::debug!(target: "mcp_client", "tools/list for {name}'s task support: {e}");
+                    break;
+                }
+            }
+        }
+        self.tool_tasks
+            .get(generation, name)
+            .unwrap_or(Support::Forbidden)
     }
 
     /// The task as it stands (`tasks/get`): its status, and its result, error or outstanding

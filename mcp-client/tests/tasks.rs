@@ -550,6 +550,12 @@ fn a_2025_11_25_server_runs_a_requested_task_read_through_tasks_result() {
                         "capabilities": {"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}},
                         "serverInfo": {"name": "old-tasks", "version": "1"}}),
                 ),
+                // The client looks at the tool's task support first.
+                Some("tools/list") => result(
+                    &v["id"],
+                    json!({"tools": [{"name": "research", "inputSchema": {"type": "object"},
+                        "execution": {"taskSupport": "optional"}}]}),
+                ),
                 Some("tools/call") => result(&v["id"], json!({"task": legacy_task("working")})),
                 Some("tasks/get") => {
                     gets += 1;
@@ -589,13 +595,180 @@ fn a_2025_11_25_server_runs_a_requested_task_read_through_tasks_result() {
         methods_of(&msgs),
         [
             "initialize",
+            "tools/list",
             "tools/call",
             "tasks/get",
             "tasks/get",
             "tasks/result"
         ]
     );
-    assert_eq!(msgs[2]["params"]["task"], json!({}), "{}", msgs[2]);
-    assert_eq!(msgs[2]["params"]["arguments"], json!({"topic": "x"}));
-    assert_eq!(msgs[5]["params"]["taskId"], "old-1");
+    assert_eq!(msgs[3]["params"]["task"], json!({}), "{}", msgs[3]);
+    assert_eq!(msgs[3]["params"]["arguments"], json!({"topic": "x"}));
+    assert_eq!(msgs[6]["params"]["taskId"], "old-1");
+}
+
+/// A 2025-11-25 server that runs tools as tasks, with three tools: `plain` (no
+/// `execution`: tasks forbidden), `either` (optional) and `long` (required). It refuses what
+/// the spec says it must (-32601: a task asked of `plain`, a plain call of `long`), and can
+/// be told to announce that its tools changed.
+fn legacy_tasks_server() -> (
+    Client,
+    Receiver<Value>,
+    crossbeam_channel::Sender<()>,
+    Receiver<()>,
+) {
+    let (a, b) = mcp_stdio::memory(16).unwrap();
+    let (seen_tx, seen) = bounded(256);
+    let (changed_tx, changed) = bounded::<()>(4);
+    thread::spawn(move || {
+        let legacy_task = |status: &str| {
+            json!({"taskId": "t-1", "status": status, "ttl": 300000, "pollInterval": 20,
+                   "createdAt": "2026-11-25T10:00:00Z", "lastUpdatedAt": "2026-11-25T10:00:00Z"})
+        };
+        let not_found = |id: &Value, why: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": why}});
+        loop {
+            crossbeam_channel::select! {
+                recv(changed) -> c => {
+                    if c.is_err() { return; }
+                    let n = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                    if b.sender.send(msg(n)).is_err() { return; }
+                }
+                recv(b.receiver) -> item => {
+                    let Ok(Ok(m)) = item else { return };
+                    let v = to_value(&m);
+                    let _ = seen_tx.try_send(v.clone());
+                    let id = &v["id"];
+                    let reply = match v["method"].as_str() {
+                        Some("initialize") => result(id, json!({"protocolVersion": "2025-11-25",
+                            "capabilities": {"tools": {"listChanged": true},
+                                "tasks": {"requests": {"tools": {"call": {}}}}},
+                            "serverInfo": {"name": "old-tasks", "version": "1"}})),
+                        Some("tools/list") => result(id, json!({"tools": [
+                            {"name": "plain", "inputSchema": {"type": "object"}},
+                            {"name": "either", "inputSchema": {"type": "object"},
+                             "execution": {"taskSupport": "optional"}},
+                            {"name": "long", "inputSchema": {"type": "object"},
+                             "execution": {"taskSupport": "required"}},
+                        ]})),
+                        Some("tools/call") => {
+                            let name = v["params"]["name"].as_str().unwrap_or_default();
+                            let task = v["params"].get("task").is_some();
+                            match (name, task) {
+                                ("plain", true) => not_found(id, "plain forbids tasks"),
+                                ("long", false) => not_found(id, "long requires a task"),
+                                (_, true) => result(id, json!({"task": legacy_task("working")})),
+                                (_, false) => result(id, json!({"content":
+                                    [{"type": "text", "text": format!("{name} at once")}]})),
+                            }
+                        }
+                        Some("tasks/get") => result(id, legacy_task("completed")),
+                        Some("tasks/result") => result(id, json!({"content":
+                            [{"type": "text", "text": "from the task"}]})),
+                        _ => continue,
+                    };
+                    if b.sender.send(msg(reply)).is_err() { return; }
+                }
+            }
+        }
+    });
+    // Told when the client has taken the change in (its callback runs after).
+    let (heard_tx, heard) = bounded(4);
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .on_notification(move |n| {
+            if n.method == "notifications/tools/list_changed" {
+                let _ = heard_tx.try_send(());
+            }
+        })
+        .connect(ChannelTransport::new(a))
+        .unwrap();
+    (client, seen, changed_tx, heard)
+}
+
+fn calls_and_lists(msgs: &[Value]) -> Vec<String> {
+    msgs.iter()
+        .filter(|m| matches!(m["method"].as_str(), Some("tools/call" | "tools/list")))
+        .map(|m| {
+            let task = if m["params"].get("task").is_some() {
+                " task"
+            } else {
+                ""
+            };
+            format!(
+                "{} {}{task}",
+                m["method"].as_str().unwrap(),
+                m["params"]["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_2025_11_25_tool_that_forbids_tasks_is_never_asked_for_one() {
+    let (client, seen, _changed, _heard) = legacy_tasks_server();
+    // Asked as a task, `plain` gets a plain call (its answer, at once) after one look at the
+    // tools; `either` is asked for its task without a second look.
+    let Started::Complete(r) = client
+        .call_tool_as_task("plain", json!({}), &CallOptions::new())
+        .unwrap()
+    else {
+        panic!("plain forbids tasks: a plain answer was expected")
+    };
+    assert_eq!(text_of(&r), "plain at once");
+    let Started::Task(h) = client
+        .call_tool_as_task("either", json!({}), &CallOptions::new())
+        .unwrap()
+    else {
+        panic!("either allows a task")
+    };
+    assert_eq!(h.task_id, "t-1");
+    client.close().unwrap();
+    assert_eq!(
+        calls_and_lists(&all(&seen)),
+        ["tools/list ", "tools/call plain", "tools/call either task"]
+    );
+}
+
+#[test]
+fn a_2025_11_25_tool_that_requires_a_task_is_called_as_one_by_call_tool() {
+    let (client, seen, changed, heard) = legacy_tasks_server();
+    // Unknown at first: the plain call is refused (-32601), the tools are looked at, and the
+    // call is made again as a task and followed to its result.
+    let r = client.call_tool("long", json!({})).unwrap();
+    assert_eq!(text_of(&r), "from the task");
+    // Known now: straight to the task.
+    let r = client.call_tool("long", json!({})).unwrap();
+    assert_eq!(text_of(&r), "from the task");
+    // A tool that does not require one is called plainly, refusals passed on as they are.
+    assert_eq!(
+        text_of(&client.call_tool("either", json!({})).unwrap()),
+        "either at once"
+    );
+    // Nothing but what each step needed went out (tasks/get and tasks/result aside); the
+    // server notes each request before it answers, so all are noted by now.
+    assert_eq!(
+        calls_and_lists(&all_now(&seen)),
+        [
+            "tools/call long",
+            "tools/list ",
+            "tools/call long task",
+            "tools/call long task",
+            "tools/call either"
+        ]
+    );
+    // The server's tools changed: what was learned is forgotten, and learned again.
+    changed.send(()).unwrap();
+    heard.recv_timeout(WAIT).unwrap();
+    let r = client.call_tool("long", json!({})).unwrap();
+    assert_eq!(text_of(&r), "from the task");
+    assert_eq!(
+        calls_and_lists(&all_now(&seen)),
+        ["tools/call long", "tools/list ", "tools/call long task"]
+    );
+    client.close().unwrap();
+}
+
+/// The messages the server received so far (without waiting for more).
+fn all_now(seen: &Receiver<Value>) -> Vec<Value> {
+    seen.try_iter().collect()
 }
