@@ -119,7 +119,7 @@ pub use resource::{IntoResourceResult, Resource, ResourceTemplate};
 pub use results::{Blob, IntoToolResult, Structured, with_mime};
 pub use server::{Server, ServerBuilder};
 #[cfg(feature = "tasks")]
-pub use tasks::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
+pub use tasks::{DEFAULT_TASK_STORE_BYTES, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{NoArgs, Tool};
 
 /// The protocol types handlers use, re-exported for convenience.

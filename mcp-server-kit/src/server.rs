@@ -260,8 +260,11 @@ impl ServerBuilder {
     }
 
     /// The cap of the default in-memory task store (default 1000): beyond it, a call that would
-    /// start a task is refused with an error saying so, until older tasks expire. Feature
-    /// `tasks`.
+    /// start a task is refused with an error saying so, until older tasks expire. One
+    /// authorized requester may hold a quarter of them, and the tasks at most
+    /// [`DEFAULT_TASK_STORE_BYTES`](crate::DEFAULT_TASK_STORE_BYTES) (a
+    /// [`MemoryTaskStore`](crate::MemoryTaskStore) given to [`ServerBuilder::task_store`] sets
+    /// its own). Feature `tasks`.
     #[cfg(feature = "tasks")]
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.tasks.max_tasks = n.max(1);

@@ -17,6 +17,6 @@ pub(crate) mod runner;
 mod store;
 mod time;
 
-pub use store::{MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
+pub use store::{DEFAULT_TASK_STORE_BYTES, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 
 pub(crate) use runner::{Settings, TaskRun, Tasks};
