@@ -357,8 +357,8 @@ impl Client {
     /// the call follows it to its end and returns its result the same way: see
     /// [`Client::call_tool_as_task`] to get the task's handle instead. On 2025-11-25, with a
     /// server that runs tools as tasks, a tool whose `execution.taskSupport` is `"required"`
-    /// is called as a task (the server's -32601 to a plain call has the client look at the
-    /// tools, once until they change) and followed the same way.
+    /// is called as a task and followed the same way (the client reads the server's tool
+    /// list to know, once until the server says its tools changed).
     ///
     /// # Errors
     /// See [`Error`].

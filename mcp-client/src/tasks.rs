@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{never, select};
 use mcp_core::engine::{Outcome, ProgressUpdate, Refused, Timeout};
-use mcp_core::jsonrpc::{ErrorObject, RequestId, codes};
+use mcp_core::jsonrpc::{ErrorObject, RequestId};
 use mcp_core::types::tasks_ext::{DetailedTask, TaskResult};
 use mcp_core::types::{CallToolResult, InputResponses, TaskStatus, methods};
 use mcp_core::version::{Era, ProtocolVersion};
@@ -595,10 +595,10 @@ impl Client {
 
     /// [`Client::call_tool`] on a 2025-11-25 server that runs tools as tasks: a tool that
     /// requires a task ("clients MUST invoke the tool as a task") is called as one and
-    /// followed to its result. That it does is known from an earlier look at the server's
-    /// tools, or learned when the server refuses the plain call with -32601: the tools are
-    /// listed then, and a tool that requires a task is called again as one (the refused
-    /// call never ran).
+    /// followed to its result. Which tools do is learned from the server's tool list, read
+    /// once (until the server says its tools changed): a refusal cannot tell, since servers
+    /// answer a plain call of such a tool with -32601 as an error or, as the TypeScript SDK
+    /// does, as a tool result flagged `isError`.
     pub(crate) fn call_tool_legacy(
         &self,
         name: &str,
@@ -606,16 +606,9 @@ impl Client {
         options: &CallOptions,
     ) -> Result<CallToolResult, Error> {
         let started = Instant::now();
-        let known = self.tool_tasks.get(self.shared.tools_generation(), name);
-        if known != Some(Support::Required) {
-            let params = Client::tool_call_params(name, arguments.clone())?;
-            match self.request_with(methods::TOOLS_CALL, params, options) {
-                Err(Error::Rpc(e))
-                    if e.code == codes::METHOD_NOT_FOUND
-                        && known.is_none()
-                        && self.tool_task_support(name) == Support::Required => {}
-                other => return other,
-            }
+        if self.tool_task_support(name) != Support::Required {
+            let params = Client::tool_call_params(name, arguments)?;
+            return self.request_with(methods::TOOLS_CALL, params, options);
         }
         let mut params = Client::tool_call_params(name, arguments)?;
         params["task"] = json!({});

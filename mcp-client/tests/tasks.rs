@@ -732,14 +732,14 @@ fn a_2025_11_25_tool_that_forbids_tasks_is_never_asked_for_one() {
 #[test]
 fn a_2025_11_25_tool_that_requires_a_task_is_called_as_one_by_call_tool() {
     let (client, seen, changed, heard) = legacy_tasks_server();
-    // Unknown at first: the plain call is refused (-32601), the tools are looked at, and the
-    // call is made again as a task and followed to its result.
+    // Unknown at first: the tools are looked at, and the call is made as a task and
+    // followed to its result.
     let r = client.call_tool("long", json!({})).unwrap();
     assert_eq!(text_of(&r), "from the task");
     // Known now: straight to the task.
     let r = client.call_tool("long", json!({})).unwrap();
     assert_eq!(text_of(&r), "from the task");
-    // A tool that does not require one is called plainly, refusals passed on as they are.
+    // A tool that does not require one is called plainly.
     assert_eq!(
         text_of(&client.call_tool("either", json!({})).unwrap()),
         "either at once"
@@ -749,7 +749,6 @@ fn a_2025_11_25_tool_that_requires_a_task_is_called_as_one_by_call_tool() {
     assert_eq!(
         calls_and_lists(&all_now(&seen)),
         [
-            "tools/call long",
             "tools/list ",
             "tools/call long task",
             "tools/call long task",
@@ -763,7 +762,7 @@ fn a_2025_11_25_tool_that_requires_a_task_is_called_as_one_by_call_tool() {
     assert_eq!(text_of(&r), "from the task");
     assert_eq!(
         calls_and_lists(&all_now(&seen)),
-        ["tools/call long", "tools/list ", "tools/call long task"]
+        ["tools/list ", "tools/call long task"]
     );
     client.close().unwrap();
 }
