@@ -47,6 +47,8 @@ struct AsState {
     dpop: bool,
     /// The nonce the token endpoint wants in DPoP proofs.
     as_nonce: Option<String>,
+    /// Leave `code_challenge_methods_supported` out of the metadata (no PKCE).
+    no_pkce: bool,
 }
 
 /// The `iss` the mock puts on its authorization responses.
@@ -175,20 +177,23 @@ fn handle(
         "GET /.well-known/oauth-authorization-server" => (
             200,
             None,
-            with_dpop(
-                s.dpop,
-                with_iss_support(
-                    !s.iss_unadvertised,
-                    json!({
-                        "issuer": base,
-                        "authorization_endpoint": format!("{base}/authorize"),
-                        "token_endpoint": format!("{base}/token"),
-                        "registration_endpoint": format!("{base}/register"),
-                        "response_types_supported": ["code"],
-                        "code_challenge_methods_supported": ["S256"],
-                        "token_endpoint_auth_methods_supported": ["none"],
-                        "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
-                    }),
+            without_pkce(
+                s.no_pkce,
+                with_dpop(
+                    s.dpop,
+                    with_iss_support(
+                        !s.iss_unadvertised,
+                        json!({
+                            "issuer": base,
+                            "authorization_endpoint": format!("{base}/authorize"),
+                            "token_endpoint": format!("{base}/token"),
+                            "registration_endpoint": format!("{base}/register"),
+                            "response_types_supported": ["code"],
+                            "code_challenge_methods_supported": ["S256"],
+                            "token_endpoint_auth_methods_supported": ["none"],
+                            "scopes_supported": ["mcp:read", "mcp:write", "offline_access"],
+                        }),
+                    ),
                 ),
             ),
         ),
@@ -272,6 +277,15 @@ fn handle(
         }
         _ => (404, None, json!({"error": "not_found"})),
     }
+}
+
+fn without_pkce(on: bool, mut meta: Value) -> Value {
+    if on {
+        meta.as_object_mut()
+            .unwrap()
+            .remove("code_challenge_methods_supported");
+    }
+    meta
 }
 
 fn with_dpop(on: bool, mut meta: Value) -> Value {
@@ -796,6 +810,8 @@ struct RsState {
     dpop: bool,
     /// The nonce it wants in DPoP proofs.
     rs_nonce: Option<String>,
+    /// The status its resource metadata is answered with (200: the document).
+    metadata_status: u16,
 }
 
 /// A small MCP resource server on tiny_http (the crate's own server cannot change its
@@ -820,6 +836,7 @@ impl MockRs {
             seen: Vec::new(),
             dpop: false,
             rs_nonce: None,
+            metadata_status: 200,
         }));
         let (s, st, mcp) = (server.clone(), state.clone(), url.clone());
         let thread = std::thread::spawn(move || {
@@ -883,6 +900,9 @@ fn rs_handle(
     let mut s = st.lock().unwrap();
     match (method, path) {
         (tiny_http::Method::Get, "/.well-known/oauth-protected-resource/mcp") => {
+            if s.metadata_status != 200 {
+                return (s.metadata_status, vec![], json!({}));
+            }
             return (
                 200,
                 vec![],
@@ -1002,6 +1022,81 @@ fn a_new_authorization_server_gets_a_new_registration() {
             .contains_key(last.trim_start_matches("Bearer ")),
         "the last request carried an AS2 token"
     );
+}
+
+/// Pre-registered credentials belong to one authorization server: when the resource's
+/// metadata names another (a move, or a server steering the client to an attacker's), the
+/// credentials are never shown to it; the request fails with the issuers named. Credentials
+/// that name their issuer are held to it from the first sign-in on.
+#[test]
+fn pre_registered_credentials_go_to_their_authorization_server_only() {
+    let (tokens1, tokens2): (Tokens, Tokens) = (Arc::default(), Arc::default());
+    let as1 = MockAs::start(tokens1.clone());
+    let as2 = MockAs::start(tokens2.clone());
+    let rs = MockRs::start(&as1.url, tokens1);
+    rs.state.lock().unwrap().move_to = Some((as2.url.clone(), tokens2.clone()));
+    let c = connect(&rs.url, jwt_bearer("good-jwt"));
+    c.sender().send(initialize()).unwrap();
+    ok(&next(&c.receiver()));
+    assert_eq!(as1.grants().len(), 1);
+    // The AS1 token is refused now and the metadata names AS2: refused, AS2 untouched.
+    c.sender().send(req(2, "ping", json!({}))).unwrap();
+    let why = failed_with(&c.receiver(), |e| {
+        matches!(e, FlowError::IssuerMismatch { expected, got: Some(got) }
+            if *expected == as1.url && *got == as2.url)
+    });
+    assert!(why.contains(&as2.url), "{why}");
+    assert!(as2.seen("POST /token").is_empty(), "nothing sent to AS2");
+    assert!(as2.seen("POST /register").is_empty());
+
+    // Credentials that name AS2 are never sent to AS1, not even first.
+    let (tokens3, tokens4): (Tokens, Tokens) = (Arc::default(), Arc::default());
+    let as3 = MockAs::start(tokens3.clone());
+    let as4 = MockAs::start(tokens4);
+    let rs = MockRs::start(&as3.url, tokens3);
+    let cfg = OAuthConfig::builder(Grant::JwtBearer(Arc::new(|| Ok("good-jwt".to_owned()))))
+        .credentials(
+            Credentials::builder("workload")
+                .issuer(as4.url.clone())
+                .build(),
+        )
+        .build();
+    let c = connect(&rs.url, cfg);
+    c.sender().send(initialize()).unwrap();
+    failed_with(&c.receiver(), |e| {
+        matches!(e, FlowError::IssuerMismatch { .. })
+    });
+    assert!(as3.seen("POST /token").is_empty(), "nothing sent to AS3");
+}
+
+/// A resource whose metadata cannot be fetched (5xx) is not taken for a 2025-03-26 server
+/// (whose authorization server would be its own origin): the sign-in fails with the status,
+/// and nothing goes anywhere else.
+#[test]
+fn resource_metadata_that_fails_is_no_fallback_to_2025_03_26() {
+    let tokens: Tokens = Arc::default();
+    let as_ = MockAs::start(tokens.clone());
+    let rs = MockRs::start(&as_.url, tokens);
+    rs.state.lock().unwrap().metadata_status = 503;
+    let c = connect(&rs.url, jwt_bearer("good-jwt"));
+    c.sender().send(initialize()).unwrap();
+    failed_with(&c.receiver(), |e| {
+        matches!(e, FlowError::Status { status: 503, .. })
+    });
+    assert!(as_.seen("POST /token").is_empty());
+}
+
+/// An authorization server without PKCE (S256) is refused before anything is sent to it: no
+/// client is registered there for nothing.
+#[test]
+fn no_pkce_is_refused_before_registering() {
+    let s = setup();
+    s.as_.state.lock().unwrap().no_pkce = true;
+    let c = connect(&endpoint(&s.server), headless());
+    c.sender().send(initialize()).unwrap();
+    failed_with(&c.receiver(), |e| matches!(e, FlowError::Unsupported(_)));
+    assert!(s.as_.seen("POST /register").is_empty());
+    assert!(s.as_.seen("GET /authorize").is_empty());
 }
 
 fn jwt_bearer(assertion: &'static str) -> OAuthConfig {

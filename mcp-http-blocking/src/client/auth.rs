@@ -184,8 +184,14 @@ impl Challenge {
 
     /// The scopes the server asks for (space-separated in the header).
     pub fn scopes(&self) -> Option<Vec<String>> {
-        self.param("scope")
-            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+        // An empty `scope` names none: as if it were absent (the resource's own list then
+        // decides), not a demand for no scope at all.
+        let scopes: Vec<String> = self
+            .param("scope")?
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        (!scopes.is_empty()).then_some(scopes)
     }
 
     /// The `error` code (`invalid_token`, `insufficient_scope`).
@@ -347,6 +353,8 @@ mod tests {
         assert_eq!(schemes, ["Basic", "Bearer", "DPoP"]);
         assert!(all[0].1.is_empty());
         assert_eq!(all[1].1, [("scope".to_owned(), "a".to_owned())]);
+        let empty = Challenge::new(401, "u", None, &[r#"Bearer scope="", realm="r""#]);
+        assert_eq!(empty.scopes(), None, "an empty scope names none");
         let c = Challenge::new(401, "u", None, &["Basic realm=\"x\"", "Bearer scope=s"]);
         assert_eq!(c.param("scope"), Some("s"));
         assert_eq!(c.param("realm"), None);

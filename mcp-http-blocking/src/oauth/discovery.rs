@@ -156,6 +156,7 @@ pub(crate) fn discover(
 ) -> Result<Discovered, FlowError> {
     let server = Url::parse(server_url).ok_or_else(|| FlowError::NotAUrl(server_url.to_owned()))?;
     let mut prm = None;
+    let mut failure = None;
     for url in resource_metadata_urls(&server, from_challenge) {
         match http.get_json(&url, version) {
             Ok(Some(doc)) => {
@@ -163,10 +164,26 @@ pub(crate) fn discover(
                 break;
             }
             Ok(None) => {}
-            Err(e) => log::debug!("protected resource metadata: {e}"),
+            Err(e) => {
+                log::debug!("protected resource metadata: {e}");
+                failure.get_or_insert(e);
+            }
         }
     }
     let Some((metadata_url, doc)) = prm else {
+        // Only a server with no resource metadata at all (4xx at every URL) is taken for a
+        // 2025-03-26 one, whose authorization server is its own origin: a fetch that failed
+        // (5xx, a redirect, a timeout) says nothing of the revision, and a server whose
+        // challenge names its metadata has some (2025-06-18 on: clients MUST use it).
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if let Some(named) = from_challenge {
+            return Err(FlowError::BadAnswer {
+                url: named.to_owned(),
+                what: "the resource metadata the challenge names is not there",
+            });
+        }
         return legacy(http, &server, version);
     };
     let bad = |what| FlowError::BadAnswer {

@@ -213,6 +213,8 @@ pub struct Credentials {
     /// A P-256 key for `private_key_jwt` (feature `oauth-jwt`).
     #[cfg(feature = "oauth-jwt")]
     pub(crate) private_key: Option<PrivateKey>,
+    /// The authorization server that issued them, when the host says.
+    pub(crate) issuer: Option<String>,
 }
 
 impl Credentials {
@@ -238,6 +240,12 @@ impl Credentials {
     pub fn private_key(&self) -> Option<&PrivateKey> {
         self.private_key.as_ref()
     }
+
+    /// The authorization server (its issuer identifier) that issued these credentials, if
+    /// set.
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
 }
 
 /// Builds a [`Credentials`]: one method per setting, named after it, then
@@ -262,6 +270,16 @@ impl CredentialsBuilder {
         self
     }
 
+    /// The authorization server (its issuer identifier, exactly as its metadata names it)
+    /// that issued these credentials: they are sent to no other. Without it, they are bound to
+    /// the first authorization server discovery names, and a server that later names
+    /// another is refused ([`FlowError::IssuerMismatch`]): a client id means something at
+    /// one authorization server only, and a secret shown to another is a secret lost.
+    pub fn issuer(mut self, v: impl Into<String>) -> Self {
+        self.config.issuer = Some(v.into());
+        self
+    }
+
     /// The finished [`Credentials`].
     pub fn build(self) -> Credentials {
         self.config
@@ -276,6 +294,7 @@ impl Credentials {
             client_secret: None,
             #[cfg(feature = "oauth-jwt")]
             private_key: None,
+            issuer: None,
         }
     }
 }
@@ -545,6 +564,9 @@ struct State {
     client: Option<Registered>,
     token: Option<Token>,
     step_ups: u32,
+    /// The authorization server the pre-registered credentials went to first (its issuer,
+    /// else its token endpoint): the only one they go to.
+    credentials_for: Option<String>,
     /// What the store had when the provider was made: adopted once discovery shows it fits.
     restore: Option<SavedAuth>,
     /// The DPoP key, made when a first authorization server takes DPoP.
@@ -676,6 +698,7 @@ impl OAuthProvider {
                 redirect_uri,
                 browser,
             } => {
+                token::can_authorize(d)?;
                 let client = self.client(st, d, redirect_uri)?;
                 token::authorization_code(
                     &self.http,
@@ -688,20 +711,18 @@ impl OAuthProvider {
                 )?
             }
             Grant::ClientCredentials => {
-                let client = self.preregistered(d)?;
+                let client = self.preregistered(st, d)?;
                 st.client = Some(client.clone());
                 token::client_credentials(&self.http, d, &client, scopes, dpop)?
             }
             Grant::CrossApp(x) => {
-                let client = self.preregistered(d)?;
+                let client = self.preregistered(st, d)?;
                 st.client = Some(client.clone());
                 token::cross_app(&self.http, d, &client, x, scopes, dpop)?
             }
             Grant::JwtBearer(source) => {
                 let client = self
-                    .cfg
-                    .credentials
-                    .as_ref()
+                    .credentials(st, d)?
                     .map(|c| Registered::from_credentials(c, &d.server));
                 st.client.clone_from(&client);
                 let jwt = source().map_err(FlowError::Host)?;
@@ -788,7 +809,10 @@ impl OAuthProvider {
         }
         if st.client.is_none() {
             // Pre-registered credentials come from the configuration, not the store.
-            st.client = match &self.cfg.credentials {
+            let Ok(credentials) = self.credentials(st, d) else {
+                return false;
+            };
+            st.client = match credentials {
                 Some(c) => Some(Registered::from_credentials(c, &d.server)),
                 None => Registered::restored(
                     &saved.client_id,
@@ -801,11 +825,39 @@ impl OAuthProvider {
         true
     }
 
-    fn preregistered(&self, d: &Discovered) -> Result<Registered, FlowError> {
-        let c = self.cfg.credentials.as_ref().ok_or(FlowError::Config(
+    fn preregistered(&self, st: &mut State, d: &Discovered) -> Result<Registered, FlowError> {
+        let c = self.credentials(st, d)?.ok_or(FlowError::Config(
             "this grant needs pre-registered client credentials",
         ))?;
         Ok(Registered::from_credentials(c, &d.server))
+    }
+
+    /// The pre-registered credentials, if any, for this authorization server: the one they
+    /// name, or the first they went to (any other is refused, never shown them).
+    fn credentials(
+        &self,
+        st: &mut State,
+        d: &Discovered,
+    ) -> Result<Option<&Credentials>, FlowError> {
+        let Some(c) = &self.cfg.credentials else {
+            return Ok(None);
+        };
+        let here = d
+            .server
+            .issuer
+            .clone()
+            .unwrap_or_else(|| d.server.token_endpoint.clone());
+        let bound = c.issuer.as_ref().or(st.credentials_for.as_ref());
+        if let Some(bound) = bound {
+            if *bound != here {
+                return Err(FlowError::IssuerMismatch {
+                    expected: bound.clone(),
+                    got: Some(here),
+                });
+            }
+        }
+        st.credentials_for.get_or_insert(here);
+        Ok(Some(c))
     }
 
     /// The client identity for the authorization code grant (kept once known).
@@ -818,7 +870,7 @@ impl OAuthProvider {
         if let Some(c) = &st.client {
             return Ok(c.clone());
         }
-        let c = if let Some(creds) = &self.cfg.credentials {
+        let c = if let Some(creds) = self.credentials(st, d)? {
             Registered::from_credentials(creds, &d.server)
         } else if let (Some(url), true) = (
             &self.cfg.client_metadata_url,

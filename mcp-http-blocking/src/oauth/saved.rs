@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::token::Token;
+use super::token::{MAX_LIFETIME, Token};
 
 /// What a sign-in produced, in a form a host can keep (a file, the OS keychain). Serializes
 /// with serde; it holds secrets, so store it as a password is stored.
@@ -88,10 +88,18 @@ pub trait AuthStore: Send + Sync {
 impl SavedAuth {
     /// The token as the provider holds it (an expiry in the past reads as "expired now").
     pub(crate) fn token(&self) -> Token {
+        // The file may have been edited: an expiry past what the clocks hold reads as the
+        // longest lifetime a token endpoint is believed for.
         let expires = self.expires_at.map(|at| {
-            let at = UNIX_EPOCH + Duration::from_secs(at);
-            let left = at.duration_since(SystemTime::now()).unwrap_or_default();
-            Instant::now() + left
+            let left = UNIX_EPOCH
+                .checked_add(Duration::from_secs(at))
+                .map_or(Duration::from_secs(MAX_LIFETIME), |at| {
+                    at.duration_since(SystemTime::now()).unwrap_or_default()
+                })
+                .min(Duration::from_secs(MAX_LIFETIME));
+            Instant::now()
+                .checked_add(left)
+                .unwrap_or_else(Instant::now)
         });
         Token {
             access: self.access_token.clone(),
@@ -108,8 +116,9 @@ impl SavedAuth {
 /// Seconds since the Unix epoch at `when` (an `Instant` of this process).
 pub(crate) fn unix_secs(when: Instant) -> u64 {
     let left = when.saturating_duration_since(Instant::now());
-    (SystemTime::now() + left)
-        .duration_since(UNIX_EPOCH)
+    SystemTime::now()
+        .checked_add(left)
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs())
 }
 
@@ -151,5 +160,11 @@ mod tests {
         // An expiry in the past is "now": the provider refreshes before using the token.
         let t = saved(Some(1)).token();
         assert!(t.expires.unwrap() <= Instant::now());
+        // An edited file's expiry past what the clocks hold is no crash, and saving a token
+        // that lives as long as any is believed to works too.
+        let t = saved(Some(u64::MAX)).token();
+        let left = t.expires.unwrap().saturating_duration_since(Instant::now());
+        assert!(left <= Duration::from_secs(MAX_LIFETIME), "{left:?}");
+        assert!(unix_secs(t.expires.unwrap()) > 0);
     }
 }

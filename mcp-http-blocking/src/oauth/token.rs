@@ -9,7 +9,7 @@ use super::FlowError;
 use super::discovery::{Discovered, ServerMetadata};
 use super::http::Http;
 use super::pkce::{Pkce, random_token};
-use super::url::{Url, form, with_query};
+use super::url::{Url, form, parse_form, with_query};
 use super::{Browser, Credentials, CrossApp, Dpop};
 
 /// An access token and what came with it.
@@ -83,14 +83,47 @@ impl Token {
                 .or(old_refresh)
                 .map(str::to_owned),
             scopes,
+            // Untrusted: a lifetime past a year is read as a year (an absurd one must not
+            // overflow the clock; at worst the client refreshes early).
             expires: v
                 .get("expires_in")
                 .and_then(Value::as_u64)
-                .map(|s| Instant::now() + Duration::from_secs(s)),
+                .and_then(|s| Instant::now().checked_add(Duration::from_secs(s.min(MAX_LIFETIME)))),
             dpop,
         })
     }
 }
+
+/// The redirect the browser step came back with: its query's parameters. Any scheme is
+/// taken, a native app's private-use one (`com.example.app:/cb`, RFC 8252 §7.1) as well as
+/// http(s); the fragment is dropped.
+struct RedirectBack(Vec<(String, String)>);
+
+impl RedirectBack {
+    /// None when `back` does not start with a scheme (RFC 3986 §3.1).
+    fn parse(back: &str) -> Option<RedirectBack> {
+        let (scheme, _) = back.split_once(':')?;
+        let mut chars = scheme.chars();
+        let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if !scheme_ok {
+            return None;
+        }
+        let without_fragment = back.split('#').next().unwrap_or_default();
+        let query = without_fragment.split_once('?').map_or("", |(_, q)| q);
+        Some(RedirectBack(parse_form(query)))
+    }
+
+    fn param(&self, name: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// The longest token lifetime taken from a token endpoint's `expires_in` (one year).
+pub(crate) const MAX_LIFETIME: u64 = 365 * 24 * 3600;
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -372,15 +405,10 @@ pub(crate) fn register(
 
 /// The authorization code grant with PKCE: the browser step, the `state` check, the code
 /// exchange.
-pub(crate) fn authorization_code(
-    http: &Http,
-    d: &Discovered,
-    client: &Registered,
-    redirect_uri: &str,
-    browser: &Browser,
-    scopes: &[String],
-    dpop: Option<&Dpop>,
-) -> Result<Token, FlowError> {
+/// Whether the authorization server can serve the authorization code grant as the spec
+/// wants it (PKCE with S256, an authorization endpoint): checked before anything is sent to
+/// it, a registration included.
+pub(crate) fn can_authorize(d: &Discovered) -> Result<(), FlowError> {
     if d.server.from_document {
         let s256 = d
             .server
@@ -394,6 +422,19 @@ pub(crate) fn authorization_code(
     if d.server.authorization_endpoint.is_empty() {
         return Err(FlowError::Unsupported("has no authorization endpoint"));
     }
+    Ok(())
+}
+
+pub(crate) fn authorization_code(
+    http: &Http,
+    d: &Discovered,
+    client: &Registered,
+    redirect_uri: &str,
+    browser: &Browser,
+    scopes: &[String],
+    dpop: Option<&Dpop>,
+) -> Result<Token, FlowError> {
+    can_authorize(d)?;
     let pkce = Pkce::new()?;
     let state = random_token(24)?;
     let scope = scopes.join(" ");
@@ -416,24 +457,22 @@ pub(crate) fn authorization_code(
         Ok(flow) => *flow,
         Err(host) => FlowError::Host(host),
     })?;
-    let back = Url::parse(&back).ok_or(FlowError::NotAUrl(back))?;
-    if back.query_param("state").as_deref() != Some(state.as_str()) {
+    let back = RedirectBack::parse(&back).ok_or(FlowError::NotAUrl(back))?;
+    if back.param("state").as_deref() != Some(state.as_str()) {
         return Err(FlowError::StateMismatch);
     }
-    check_iss(&d.server, back.query_param("iss").as_deref())?;
-    if let Some(error) = back.query_param("error") {
+    check_iss(&d.server, back.param("iss").as_deref())?;
+    if let Some(error) = back.param("error") {
         return Err(FlowError::Refused {
             url: d.server.authorization_endpoint.clone(),
             error,
-            description: back.query_param("error_description"),
+            description: back.param("error_description"),
         });
     }
-    let code = back
-        .query_param("code")
-        .ok_or_else(|| FlowError::BadAnswer {
-            url: d.server.authorization_endpoint.clone(),
-            what: "the redirect carries no code",
-        })?;
+    let code = back.param("code").ok_or_else(|| FlowError::BadAnswer {
+        url: d.server.authorization_endpoint.clone(),
+        what: "the redirect carries no code",
+    })?;
     let answer = client.token_request(
         http,
         d,
@@ -625,6 +664,37 @@ pub(crate) fn refresh(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A native app's private-use scheme redirect (RFC 8252 §7.1) is read like an http one.
+    #[test]
+    fn a_private_use_scheme_redirect_is_read() {
+        let back =
+            RedirectBack::parse("com.example.app:/oauth2redirect?code=c%201&state=s#frag").unwrap();
+        assert_eq!(back.param("code").as_deref(), Some("c 1"));
+        assert_eq!(back.param("state").as_deref(), Some("s"));
+        let back = RedirectBack::parse("http://127.0.0.1:5/cb?state=x&code=y").unwrap();
+        assert_eq!(back.param("code").as_deref(), Some("y"));
+        assert!(RedirectBack::parse("no scheme here").is_none());
+        assert!(RedirectBack::parse("1abc:/x?code=y").is_none());
+        assert!(
+            RedirectBack::parse("app:/cb")
+                .unwrap()
+                .param("code")
+                .is_none()
+        );
+    }
+
+    /// An authorization server's absurd `expires_in` (it crashed the client on the clock's
+    /// overflow) reads as the longest lifetime believed.
+    #[test]
+    fn an_absurd_lifetime_is_capped_not_a_crash() {
+        let answer = serde_json::json!({"access_token": "a", "token_type": "Bearer",
+            "expires_in": u64::MAX});
+        let t = Token::from_answer("http://as/token", (answer, false), &[], None).unwrap();
+        let left = t.expires.unwrap().saturating_duration_since(Instant::now());
+        assert!(left <= Duration::from_secs(MAX_LIFETIME), "{left:?}");
+        assert!(left > Duration::from_secs(MAX_LIFETIME - 60), "{left:?}");
+    }
 
     #[test]
     fn iss_is_compared_exactly() {

@@ -95,14 +95,6 @@ impl Url {
                 .strip_prefix(base)
                 .is_some_and(|rest| rest.starts_with('/'))
     }
-
-    /// The value of query parameter `name` (decoded).
-    pub fn query_param(&self, name: &str) -> Option<String> {
-        parse_form(self.query.as_deref()?)
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
-    }
 }
 
 /// A path in RFC 3986's normal form, for comparing paths (§6.2.2): escapes of unreserved
