@@ -212,6 +212,121 @@ fn resumption_gives_up_after_the_configured_attempts() {
     c.close();
 }
 
+/// Ids should be unique, but a server that repeats one on the stream that first carries it is
+/// not replaying anything: the answer under the repeated id is delivered, not dropped (the
+/// call once waited for its timeout), and nothing is resumed.
+#[test]
+fn a_repeated_event_id_on_an_unbroken_stream_still_delivers_the_answer() {
+    let (addr, seen) = serve(Arc::new(|s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", "call") => sse(
+                conn,
+                "id: same\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n\
+                 id: same\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n",
+            ),
+            ("GET", _) => bare(conn, 405, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    initialize(&c, &seen);
+    c.sender().send(req(2, "call", json!({}))).unwrap();
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        match next_event(&c.receiver()) {
+            Incoming::Message(m) => got.push(m),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(matches!(&got[0], Message::Notification(_)), "{got:?}");
+    assert!(
+        matches!(&got[1], Message::Response(r) if r.id == RequestId::Number(2)),
+        "{got:?}"
+    );
+    c.close();
+}
+
+/// A server that never acknowledges `notifications/initialized` holds the session's requests
+/// up for a moment at most, not for the acknowledgement's timeout (the first call once waited
+/// 30 s, and one with a shorter timeout failed without ever being sent); the GET stream is
+/// opened all the same.
+#[test]
+fn an_unacknowledged_initialized_holds_nothing_up() {
+    let (release, held) = bounded::<()>(0);
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            // Held until the test ends (the channel then disconnects).
+            ("POST", "notifications/initialized") => {
+                let _ = held.recv();
+            }
+            ("POST", "call") => json_answer(
+                conn,
+                200,
+                "",
+                &json!({"jsonrpc": "2.0", "id": 2, "result": {}}).to_string(),
+            ),
+            ("GET", _) => bare(conn, 405, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let cfg = HttpClientConfig::builder()
+        .ack_timeout(Duration::from_secs(120))
+        .build();
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    let initialized = Message::Notification(Notification {
+        method: "notifications/initialized".into(),
+        params: None,
+    });
+    c.sender().send(initialized).unwrap();
+    c.sender().send(req(2, "call", json!({}))).unwrap();
+    // Answered within the test's wait (10 s), far inside the acknowledgement's 120 s.
+    assert!(matches!(next(&c.receiver()), Message::Response(r) if r.id == RequestId::Number(2)));
+    // The GET stream is opened all the same (its request may still be on its way).
+    let mut methods = Vec::new();
+    while !methods.iter().any(|m| m == "GET ") {
+        let s = seen
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("no GET: {methods:?}"));
+        methods.push(format!("{} {}", s.method, s.rpc_method()));
+    }
+    drop(release);
+    c.close();
+}
+
+/// A server that stalls the session's DELETE cannot hold `close` up for the connect timeout:
+/// the courtesy is waited for briefly (it once took 10 s, in `drop` too).
+#[test]
+fn a_stalled_delete_does_not_hold_close_up() {
+    let (release, held) = bounded::<()>(0);
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("DELETE", _) => {
+                let _ = held.recv();
+            }
+            ("GET", _) => bare(conn, 405, ""),
+            _ => bare(conn, 202, ""),
+        }
+    }));
+    let cfg = HttpClientConfig::builder()
+        .connect_timeout(Duration::from_secs(60))
+        .build();
+    let mut c = connect(addr, cfg);
+    initialize(&c, &seen);
+    let started = Instant::now();
+    c.close();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "close took {took:?}");
+    assert!(
+        seen.try_iter().any(|s| s.method == "DELETE"),
+        "the DELETE was sent"
+    );
+    drop(release);
+}
+
 #[test]
 fn a_server_that_replays_what_it_sent_delivers_it_once_and_resumption_gives_up() {
     // Every stream, the first and each resumption, carries the same event (a request of the

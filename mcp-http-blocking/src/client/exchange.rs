@@ -61,6 +61,9 @@ pub(super) struct Cursor {
     /// Events delivered: a resumption that delivered one made progress.
     pub(super) events: usize,
     pub(super) seen: Seen,
+    /// The stream being read resumes an earlier one (`Last-Event-ID`): it may replay events
+    /// delivered before.
+    pub(super) resumed: bool,
 }
 
 impl Cursor {
@@ -70,6 +73,7 @@ impl Cursor {
             retry,
             events: 0,
             seen: Seen::default(),
+            resumed: false,
         }
     }
 }
@@ -105,6 +109,9 @@ impl Seen {
         true
     }
 }
+
+/// The longest a closing client waits for the server to acknowledge the end of its session.
+const DELETE_WAIT: Duration = Duration::from_secs(2);
 
 /// The shortest wait before a stream is opened again, whatever `retry:` the server asks for:
 /// a server that ends its streams at once with `retry: 0` would otherwise have the client
@@ -580,7 +587,10 @@ impl Shared {
                 default(cur.retry) => {}
             }
             match self.open_get(lease, Some(&last)) {
-                Ok(b) => body = Some(b),
+                Ok(b) => {
+                    cur.resumed = true;
+                    body = Some(b);
+                }
                 Err(GetFail::Failed(why)) => {
                     log::debug!("resuming the stream: {why}");
                     failed = Some(why);
@@ -642,8 +652,12 @@ impl Shared {
                     .max(MIN_RETRY);
             }
             if let Some(i) = ev.id {
-                if !i.is_empty() && !cur.seen.first_time(&i) {
-                    // Sent before (a resumption replaying what was delivered): dropped.
+                // Every id is remembered; one seen before is dropped only from a resumed
+                // stream (a replay of what was delivered). On the stream that carries it
+                // first, a repeat is the server's own mistake, and its message is delivered
+                // rather than lost (an answer dropped there would leave its call waiting).
+                let first = i.is_empty() || cur.seen.first_time(&i);
+                if !first && cur.resumed {
                     continue;
                 }
                 cur.last_id = Some(i);
@@ -723,6 +737,7 @@ impl Shared {
             let opened = self.open_get(&lease, last.as_deref());
             // The first attempt is over: whoever waits for the stream may go on.
             ready.take();
+            cur.resumed = last.is_some();
             let stop = match opened {
                 Ok(body) => match self.pump(
                     &mut self.sse(body),
@@ -817,7 +832,9 @@ impl Shared {
         }
     }
 
-    /// Ends a legacy session (405 means the server does not let clients end them: fine).
+    /// Ends a legacy session (405 means the server does not let clients end them: fine). A
+    /// courtesy the closing client waits for briefly: at most `DELETE_WAIT` (or the connect
+    /// timeout, when shorter), so that a server that stalls it cannot hold `close` up.
     pub(super) fn delete_session(&self, sid: &str, version: Option<&str>) {
         let agent = self.agent_cfg.new_agent();
         let mut rb = with_headers(
@@ -825,7 +842,7 @@ impl Shared {
             &self.base_headers("DELETE", &self.url),
         )
         .config()
-        .timeout_global(Some(self.cfg.connect_timeout))
+        .timeout_global(Some(self.cfg.connect_timeout.min(DELETE_WAIT)))
         .build()
         .header(SESSION_HEADER, sid);
         if let Some(v) = version {

@@ -589,6 +589,10 @@ const IDLE_AGENTS: usize = 8;
 /// enough that one which never answers costs the first call little.
 const GET_HEAD_START: std::time::Duration = std::time::Duration::from_millis(200);
 
+/// How long the first requests of a legacy session wait for `notifications/initialized` to be
+/// acknowledged (and the GET stream's head start after it).
+const INITIALIZED_HEAD_START: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub(crate) struct Shared {
     url: String,
     cfg: HttpClientConfig,
@@ -610,7 +614,9 @@ pub(crate) struct Shared {
 /// messages to the one-way lane (each a thread of its own).
 struct Lanes {
     requests: Sender<(Message, Shape)>,
-    one_way: Sender<Message>,
+    /// With a sender that the lane drops once the message is dealt with (for
+    /// `notifications/initialized`: acknowledged, and the GET stream's head start given).
+    one_way: Sender<(Message, Option<Sender<()>>)>,
 }
 
 /// An agent on loan, and how the exchange learns it was cancelled.
@@ -717,9 +723,9 @@ impl Shared {
 
     /// The one-way lane: notifications and answers to the server's requests, POSTed in the
     /// order they were sent, each waiting for its acknowledgement (at most `ack_timeout`).
-    fn one_way_loop(self: &Arc<Self>, one_way: &Receiver<Message>) {
+    fn one_way_loop(self: &Arc<Self>, one_way: &Receiver<(Message, Option<Sender<()>>)>) {
         loop {
-            let msg = select! {
+            let (msg, done) = select! {
                 recv(one_way) -> m => match m {
                     Ok(m) => m,
                     Err(_) => return,
@@ -729,8 +735,30 @@ impl Shared {
             let Some(lease) = self.lease(None, false) else {
                 return;
             };
-            self.post_one_way(&lease, &msg);
+            let accepted = self.post_one_way(&lease, &msg);
             self.release(lease);
+            if msg.method() == Some(methods::NOTIFICATION_INITIALIZED) {
+                if !accepted {
+                    log::debug!(
+                        "{}: notifications/initialized was not acknowledged",
+                        self.url
+                    );
+                }
+                // The GET stream gets a short head start: the first requests wait until the
+                // server answered the GET (open or refused), at most `GET_HEAD_START`, so
+                // that the stream is normally open before any request's own stream (what the
+                // server sends outside requests then has somewhere to go, and a server
+                // watching the order of a session's requests sees the GET first), while a
+                // server that never answers the GET costs the first call that bound once.
+                if let Some(ready) = self.start_get_stream() {
+                    select! {
+                        recv(ready) -> _ => {}
+                        recv(self.stop_rx) -> _ => {}
+                        default(GET_HEAD_START) => {}
+                    }
+                }
+            }
+            drop(done);
         }
     }
 
@@ -802,29 +830,26 @@ impl Shared {
         }
         if msg.method() != Some(methods::NOTIFICATION_INITIALIZED) {
             select! {
-                send(lanes.one_way, msg) -> _ => {}
+                send(lanes.one_way, (msg, None)) -> _ => {}
                 recv(self.stop_rx) -> _ => {}
             }
             return;
         }
-        let Some(lease) = self.lease(None, false) else {
-            return;
-        };
-        let accepted = self.post_one_way(&lease, &msg);
-        self.release(lease);
-        if accepted {
-            // The GET stream gets a short head start: the first requests wait until the
-            // server answered the GET (open or refused), at most `GET_HEAD_START`, so that
-            // the stream is normally open before any request's own stream (what the server
-            // sends outside requests then has somewhere to go, and a server watching the order
-            // of a session's requests sees the GET first), while a server that never answers
-            // the GET costs the first call that bound once, not the connect timeout.
-            if let Some(ready) = self.start_get_stream() {
-                select! {
-                    recv(ready) -> _ => {}
-                    recv(self.stop_rx) -> _ => {}
-                    default(GET_HEAD_START) => {}
-                }
+        // The requests after `initialized` wait for its acknowledgement and the GET stream's
+        // head start (see `one_way_loop`), but at most `INITIALIZED_HEAD_START`: a server slow
+        // to acknowledge must not hold every request up for the acknowledgement's timeout.
+        let (done, dealt_with) = bounded::<()>(0);
+        select! {
+            send(lanes.one_way, (msg, Some(done))) -> _ => {}
+            recv(self.stop_rx) -> _ => return,
+        }
+        select! {
+            recv(dealt_with) -> _ => {}
+            recv(self.stop_rx) -> _ => {}
+            default(INITIALIZED_HEAD_START) => {
+                // Still unacknowledged: the GET stream opens now all the same (once only:
+                // the lane's own start then finds it open).
+                drop(self.start_get_stream());
             }
         }
     }

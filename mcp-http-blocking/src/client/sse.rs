@@ -23,6 +23,10 @@ pub(crate) struct SseReader<R> {
     r: R,
     max: usize,
     line: Vec<u8>,
+    /// The last line ended with `\r`: a `\n` right after it is the same line end.
+    after_cr: bool,
+    /// No line was read yet: a byte order mark there is skipped.
+    first: bool,
 }
 
 fn too_large(max: usize) -> io::Error {
@@ -38,10 +42,14 @@ impl<R: BufRead> SseReader<R> {
             r,
             max,
             line: Vec::new(),
+            after_cr: false,
+            first: true,
         }
     }
 
-    /// Reads one line without its terminator (`\n` or `\r\n`); `false` at the end of input.
+    /// Reads one line without its terminator (`\r\n`, `\n` or a lone `\r`, as the SSE format
+    /// allows); `false` at the end of input. A byte order mark before the first line is
+    /// skipped.
     fn read_line(&mut self) -> io::Result<bool> {
         self.line.clear();
         loop {
@@ -54,8 +62,15 @@ impl<R: BufRead> SseReader<R> {
                 // A last line without a terminator is incomplete: the event is not dispatched.
                 return Ok(false);
             }
-            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
+            if std::mem::take(&mut self.after_cr) && buf[0] == b'\n' {
+                self.r.consume(1);
+                continue;
+            }
+            let (take, done) = match buf.iter().position(|&b| b == b'\n' || b == b'\r') {
+                Some(i) => {
+                    self.after_cr = buf[i] == b'\r';
+                    (i + 1, true)
+                }
                 None => (buf.len(), false),
             };
             if self.line.len() + take > self.max + 2 {
@@ -65,8 +80,10 @@ impl<R: BufRead> SseReader<R> {
             self.r.consume(take);
             if done {
                 self.line.pop();
-                if self.line.last() == Some(&b'\r') {
-                    self.line.pop();
+                if std::mem::take(&mut self.first) {
+                    if let Some(rest) = self.line.strip_prefix("\u{feff}".as_bytes()) {
+                        self.line = rest.to_vec();
+                    }
                 }
                 return Ok(true);
             }
@@ -163,6 +180,33 @@ mod tests {
         assert_eq!(evs[1].id, None);
         assert_eq!(evs[2].data, b"x\ny");
         assert_eq!(evs[2].id.as_deref(), Some("0-3"));
+    }
+
+    /// Lines may end in `\r\n`, `\n` or a lone `\r` (even split across reads), and a byte
+    /// order mark before the first line is skipped: each of these once hid the answer.
+    #[test]
+    fn every_line_end_and_a_leading_byte_order_mark_are_read() {
+        let text = "\u{feff}id: 1\rdata: a\r\rdata: b\r\n\r\ndata: c\n\rdata: d\r\n\n";
+        for capacity in [1, 2, 3, 64] {
+            let mut r = SseReader::new(
+                std::io::BufReader::with_capacity(capacity, text.as_bytes()),
+                64,
+            );
+            let mut got = Vec::new();
+            while let Some(e) = r.next_event().unwrap() {
+                got.push((e.id, String::from_utf8(e.data).unwrap()));
+            }
+            assert_eq!(
+                got,
+                [
+                    (Some("1".to_owned()), "a".to_owned()),
+                    (None, "b".to_owned()),
+                    (None, "c".to_owned()),
+                    (None, "d".to_owned()),
+                ],
+                "read {capacity} bytes at a time"
+            );
+        }
     }
 
     #[test]
