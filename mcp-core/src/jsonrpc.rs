@@ -898,11 +898,14 @@ impl<'de> Deserialize<'de> for CappedBatch<'de> {
 /// Transports decode with [`decode_incoming`] and then ask this, so stdio and HTTP refuse the
 /// same batches with the same error.
 ///
+/// An `initialize` in a batch is refused on its own (-32600 with its id, in place), the rest
+/// of the batch served: JSON-RPC answers a valid batch with one response per request.
+///
 /// # Errors
-/// -32600 (id null: the batch as a whole is refused) saying which rule it broke.
+/// -32600 (id null: the batch as a whole is refused) when the revision has no batches.
 pub fn check_batch(
     negotiated: Option<crate::version::ProtocolVersion>,
-    items: &[Result<Message, DecodeError>],
+    items: &mut [Result<Message, DecodeError>],
 ) -> Result<(), DecodeError> {
     if !negotiated.is_some_and(crate::version::ProtocolVersion::allows_batches) {
         return Err(DecodeError::invalid(
@@ -910,14 +913,16 @@ pub fn check_batch(
             "JSON-RPC batches are not supported by the negotiated protocol revision",
         ));
     }
-    let has_init = items
-        .iter()
-        .any(|m| matches!(m, Ok(Message::Request(r)) if r.method == "initialize"));
-    if has_init {
-        return Err(DecodeError::invalid(
-            None,
-            "initialize must not be part of a JSON-RPC batch",
-        ));
+    for item in items.iter_mut() {
+        if let Ok(Message::Request(r)) = item {
+            if r.method == "initialize" {
+                let id = r.id.clone();
+                *item = Err(DecodeError::invalid(
+                    Some(id),
+                    "initialize must not be part of a JSON-RPC batch",
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -1524,21 +1529,25 @@ mod batch_rule_tests {
 
     #[test]
     fn batches_only_in_2025_03_26_and_never_with_initialize() {
-        let pings = batch(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
-        assert!(check_batch(Some(V::V2025_03_26), &pings).is_ok());
+        let mut pings = batch(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert!(check_batch(Some(V::V2025_03_26), &mut pings).is_ok());
         for v in [
             None,
             Some(V::V2024_11_05),
             Some(V::V2025_06_18),
             Some(V::V2025_11_25),
         ] {
-            assert!(check_batch(v, &pings).is_err(), "{v:?}");
+            assert!(check_batch(v, &mut pings).is_err(), "{v:?}");
         }
-        let init = batch(
+        // The initialize alone is refused, with its id; the ping is served.
+        let mut init = batch(
             r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
         );
-        let e = check_batch(Some(V::V2025_03_26), &init).unwrap_err();
+        assert!(check_batch(Some(V::V2025_03_26), &mut init).is_ok());
+        let e = init[0].as_ref().unwrap_err();
+        assert_eq!(e.id, Some(RequestId::Number(1)));
         assert!(e.to_string().contains("initialize"), "{e}");
+        assert!(matches!(&init[1], Ok(Message::Request(r)) if r.method == "ping"));
     }
 }
 

@@ -88,6 +88,8 @@ pub(crate) struct Inputs {
 /// making it (and dropping it) was a tenth of the kit's own cost of a quick `tools/call`.
 pub(crate) struct Cancel {
     fired: AtomicBool,
+    /// Fired by the session's end (not by the client): an answer still made goes out.
+    by_close: AtomicBool,
     /// The sender (dropped when the cancellation fires: every receiver then reports
     /// disconnection) and the receiver handed out, once a handler asked for it.
     channel: Mutex<Option<CancelChannel>>,
@@ -100,6 +102,7 @@ impl Cancel {
     pub(crate) fn new() -> Cancel {
         Cancel {
             fired: AtomicBool::new(false),
+            by_close: AtomicBool::new(false),
             channel: Mutex::new(None),
         }
     }
@@ -132,6 +135,20 @@ impl Cancel {
 
     pub(crate) fn is_fired(&self) -> bool {
         self.fired.load(Ordering::Acquire)
+    }
+
+    /// Cancels because the session ended (end of input): the handler should stop, but an
+    /// answer it still returns is sent (the client may be reading what it asked for).
+    pub(crate) fn fire_on_close(&self) {
+        if !self.is_fired() {
+            self.by_close.store(true, Ordering::Release);
+        }
+        self.fire();
+    }
+
+    /// Whatever the handler returns now is dropped: the client cancelled the request.
+    pub(crate) fn drops_answer(&self) -> bool {
+        self.is_fired() && !self.by_close.load(Ordering::Acquire)
     }
 }
 
@@ -221,7 +238,9 @@ impl Context {
     }
 
     /// True once the client cancelled the request (or the session closed). Long handlers
-    /// should check it and stop; whatever they return after that is not sent.
+    /// should check it and stop; whatever they return after the client's cancellation is not
+    /// sent (after the session's end, an answer returned while the transport still drains
+    /// its output goes out: the client may be reading what it asked for).
     pub fn is_cancelled(&self) -> bool {
         self.call.cancel.is_fired()
     }

@@ -306,7 +306,7 @@ fn run_tool(
             Ok(r) => r,
         };
     }
-    if ctx.is_cancelled() {
+    if ctx.call.cancel.drops_answer() {
         return Outcome::Nothing;
     }
     let validation_as_result = version >= ProtocolVersion::V2025_11_25;
@@ -505,7 +505,7 @@ pub(crate) fn read_resource(
             return Outcome::Error(Error::ResourceNotFound(uri).to_error_object(modern));
         }
     };
-    if ctx.is_cancelled() {
+    if ctx.call.cancel.drops_answer() {
         return Outcome::Nothing;
     }
     match result {
@@ -630,7 +630,7 @@ pub(crate) fn get_prompt(shared: &Shared, p: GetPromptRequestParams, ctx: &Conte
     }
     match run_guarded(|| (prompt.get)(&args, ctx)) {
         Err(panic) => Outcome::Error(panic),
-        Ok(_) if ctx.is_cancelled() => Outcome::Nothing,
+        Ok(_) if ctx.call.cancel.drops_answer() => Outcome::Nothing,
         Ok(Ok(result)) => Outcome::from_result(&result, version),
         Ok(Err(Error::Cancelled)) => Outcome::Nothing,
         Ok(Err(e)) => handler_failure(shared, e, &binding, ctx, false),

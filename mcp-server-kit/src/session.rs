@@ -535,12 +535,12 @@ impl KitSession {
             },
             other => other,
         };
-        let msg = {
+        let (msg, drained) = {
             let mut st = self.state();
             if !st.calls.is_empty() {
                 st.calls.remove(id);
             }
-            match outcome {
+            let msg = match outcome {
                 Outcome::Result(v) => st.engine.respond_value(id, Ok(v)),
                 Outcome::Error(e) => st.engine.respond_value(id, Err(e)),
                 Outcome::Raw(r) => st.engine.respond(id, Ok(r)),
@@ -554,23 +554,34 @@ impl KitSession {
                     st.engine.abandon(id);
                     None
                 }
-            }
+            };
+            (msg, st.drained())
         };
         match msg {
             Some(m) => self.send(Some(m), Some(id)),
             // Cancelled: the transport ends the request's exchange (see `Outbound::unanswered`).
             None => self.unanswered(id),
         }
+        if drained {
+            self.release_outbound();
+        }
+    }
+
+    /// The session's last request after its end is answered: the outbound goes (see
+    /// `close`).
+    #[cold]
+    fn release_outbound(&self) {
+        self.out.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// A tool's result (2025-11-25 on), written by the transport straight into the answer.
     fn finish_tool(&self, id: &RequestId, output: ToolOutput) {
-        let era = {
+        let (era, drained) = {
             let mut st = self.state();
             if !st.calls.is_empty() {
                 st.calls.remove(id);
             }
-            st.engine.answer(id)
+            (st.engine.answer(id), st.drained())
         };
         match (era, self.outbound()) {
             (Some(era), Some(out)) => {
@@ -596,6 +607,9 @@ impl KitSession {
             (Some(_), None) => {}
             // Cancelled: the transport ends the request's exchange.
             (None, _) => self.unanswered(id),
+        }
+        if drained {
+            self.release_outbound();
         }
     }
 
@@ -786,16 +800,28 @@ impl Session for KitSession {
     }
 
     fn close(&self) {
-        self.out.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let mut st = self.state();
-        st.closed = true;
-        for call in st.calls.values() {
-            call.cancel.fire();
+        let idle = {
+            let mut st = self.state();
+            st.closed = true;
+            for call in st.calls.values() {
+                call.cancel.fire_on_close();
+            }
+            for (_, (_, w)) in st.waiters.drain() {
+                let _ = w.try_send(Err(Error::Cancelled));
+            }
+            // Open subscriptions end with the session: nothing more is sent on them.
+            let listens: Vec<RequestId> = st.listens.drain().map(|(id, _)| id).collect();
+            for id in &listens {
+                st.engine.abandon(id);
+            }
+            st.engine.load().0 == 0
+        };
+        // Requests read before the end are still answered (JSON-RPC: every request gets its
+        // response): the outbound stays until the last of them is, and then goes, which lets
+        // the transport's writer end (it drains until every sender is gone or its grace ends).
+        if idle {
+            self.release_outbound();
         }
-        for (_, (_, w)) in st.waiters.drain() {
-            let _ = w.try_send(Err(Error::Cancelled));
-        }
-        st.listens.clear();
     }
 
     fn stream_closed(&self, id: &RequestId) {
@@ -823,6 +849,11 @@ const MAX_SUBSCRIPTIONS: usize = 1024;
 const MAX_SUBSCRIPTION_BYTES: usize = 128 * 1024;
 
 impl State {
+    /// Closed, with no request left in flight: nothing more will be answered.
+    fn drained(&self) -> bool {
+        self.closed && self.engine.load().0 == 0
+    }
+
     /// Adds a subscription; -32602 beyond the session's limits (one already held is fine).
     fn subscribe(&mut self, uri: String) -> Result<(), ErrorObject> {
         if self.subscriptions.contains(&uri) {

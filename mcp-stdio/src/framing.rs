@@ -402,7 +402,7 @@ impl<R> MessageReader<R> {
     #[inline(never)]
     fn batch(
         &mut self,
-        items: Vec<Result<Message, jsonrpc::DecodeError>>,
+        mut items: Vec<Result<Message, jsonrpc::DecodeError>>,
     ) -> Option<Result<Message, FrameError>> {
         // One rule for stdio and HTTP; a reader of no session (batches allowed by its owner)
         // still never takes `initialize` in one.
@@ -410,7 +410,7 @@ impl<R> MessageReader<R> {
             Some(n) => n.version(),
             None => Some(ProtocolVersion::V2025_03_26),
         };
-        if let Err(e) = jsonrpc::check_batch(negotiated, &items) {
+        if let Err(e) = jsonrpc::check_batch(negotiated, &mut items) {
             return Some(Err(FrameError::Decode(e)));
         }
         // What the batch's answer array will hold: one response per request, and one per

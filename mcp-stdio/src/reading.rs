@@ -277,6 +277,10 @@ impl<R: Read + Send + 'static> HandOff for Reading<R> {
             SLOT.set(Some(Slot::Reader(id, role)));
             return true;
         };
+        // The reading leaves this thread (to a worker, or to the queue when every worker is
+        // busy, where it may wait for as long as a handler runs): what this burst held back
+        // goes out now, and later writes flush at once until a reader takes a burst up again.
+        self.output.end_burst();
         // The role travels in a cell, so that it comes back if the job cannot be started.
         let worker = role.on_worker;
         let cell = Arc::new(Mutex::new(Some(role)));

@@ -191,13 +191,18 @@ pub fn serve_with<S: Service>(service: S, config: &Config) -> Result<(), Error> 
     serve_on(input, output, service, config)
 }
 
+/// How long past the shutdown grace the last write may take before serving ends without it.
+const WRITE_STALL: Duration = Duration::from_secs(2);
+
 /// Serves `service` on any byte stream pair until `input` reaches EOF.
 ///
 /// One session is opened (transport [`TransportKind::Stdio`]). On EOF the session is closed,
 /// the writer drains for at most [`Config::shutdown_grace`], both threads are joined and the
 /// result is `Ok(())`. The drain ends early when the service has dropped every clone of the
 /// `Outbound` it was given, so a service that lets go of it in `Session::close` (once its last
-/// answer is sent) exits at once rather than after the grace. If `output` fails first (the
+/// answer is sent) exits at once rather than after the grace. A write still blocked 2 s past
+/// the grace (a client that stopped reading but keeps its end of the pipe open) is given up:
+/// [`Error::Io`] with [`io::ErrorKind::TimedOut`], its thread left to end with the process. If `output` fails first (the
 /// client stopped listening), the session is closed and the error returned: at once when the
 /// failure is met answering what was read (the usual case), otherwise when reading next wakes
 /// (input or EOF), as a blocking read cannot be interrupted. A service that ends sessions
@@ -327,18 +332,42 @@ where
             drop(outbound);
             let _ = shutdown_tx.send(());
             if let Some(job) = writer.take() {
-                // Never needed until now: the drain runs here.
-                job();
+                // Never needed until now: the drain runs on a thread of its own, so that a
+                // write the client never reads cannot hold this one past the grace.
+                if let Err(e) = std::thread::Builder::new()
+                    .name("mcp-stdio-writer".into())
+                    .spawn(job)
+                {
+                    log::warn!("stdio: no thread for the last writes: {e}");
+                }
             }
+            // The writer checks its grace between writes; one write blocked on a client that
+            // no longer reads would never return: past the grace (and a margin for the last
+            // write), serving ends without it. Its thread, and a worker blocked in a write of
+            // its own, are left to end with the process (nothing can interrupt a blocked
+            // write), rather than joined for ever.
+            let deadline = std::time::Instant::now() + config.shutdown_grace + WRITE_STALL;
             // A panic may be reported twice (by the panicking reader and by its role).
             let write_result = loop {
-                match done_rx.recv() {
+                match done_rx.recv_deadline(deadline) {
                     Ok((Side::Writer, e)) => {
                         writer.join();
                         break e.into_result("mcp-stdio-writer");
                     }
                     Ok((Side::Reader, _)) => {}
-                    Err(_) => {
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        log::warn!(
+                            "stdio output still blocked {:?} after the end of input (the \
+                             client stopped reading): serving ends without it",
+                            config.shutdown_grace + WRITE_STALL
+                        );
+                        std::mem::forget(executor);
+                        return read_result.and(Err(Error::Io(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "the output stayed blocked after the end of input",
+                        ))));
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
                         break Err(Error::ThreadPanicked {
                             thread: "mcp-stdio-writer",
                         });

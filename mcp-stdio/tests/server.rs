@@ -522,18 +522,35 @@ fn batches_follow_the_negotiated_revision_and_never_carry_initialize() {
     h.eof();
     h.result().unwrap();
 
-    // 2025-03-26 takes them, but not with `initialize` inside.
+    // 2025-03-26 takes them, but not `initialize` inside: that one is refused with its id,
+    // the rest of the batch served (one answer per request, as JSON-RPC has it).
     let mut h = start(Config::default(), false, false);
     h.initialize("2025-03-26");
     h.send_line(batch);
     assert_eq!(h.read_batch()[0].id(), Some(&RequestId::Number(1)));
-    h.send_line(init_batch);
-    let refused = h.read().unwrap();
-    assert_eq!(error_code(&refused), (codes::INVALID_REQUEST, None));
-    let Message::Error(e) = &refused else {
+    h.send_line(&init_batch.replace(
+        "}}]",
+        r#"}},{"jsonrpc":"2.0","id":3,"method":"echo","params":{}}]"#,
+    ));
+    let answers = h.read_batch();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    let refused = answers
+        .iter()
+        .find(|m| m.id() == Some(&RequestId::String("i".into())))
+        .expect("the initialize is answered");
+    assert_eq!(
+        error_code(refused),
+        (codes::INVALID_REQUEST, Some(RequestId::String("i".into())))
+    );
+    let Message::Error(e) = refused else {
         unreachable!()
     };
     assert!(e.error.message.contains("initialize"), "{e:?}");
+    assert!(
+        answers
+            .iter()
+            .any(|m| m.id() == Some(&RequestId::Number(3)) && m.is_response())
+    );
     h.eof();
     h.result().unwrap();
 }
@@ -901,6 +918,43 @@ fn answers_held_back_in_a_burst_go_out_before_a_blocking_handle() {
     assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(2)));
     h.probe.release_tx.send(()).unwrap();
     assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(3)));
+    h.eof();
+    h.result().unwrap();
+}
+
+/// The same when every worker is taken: the reading waits in the executor's queue (for as
+/// long as a handler runs), and what its burst held back must not wait with it (an answer
+/// computed at once was held for as long as the slowest handler ran).
+#[test]
+fn answers_held_back_in_a_burst_go_out_when_the_reading_waits_for_a_worker() {
+    let mut h = start(Config::builder().max_threads(1).build(), false, false);
+    h.send_line(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"a"}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"wait"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":3,"method":"wait"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":4,"method":"wait"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{"text":"b"}}"#
+    ));
+    // The waits block (on the serving thread and on every thread the executor has) with the
+    // last echo still unread, and the reading is queued: the first echo's answer is out all
+    // the same.
+    assert_eq!(h.read().unwrap().id(), Some(&RequestId::Number(1)));
+    for _ in 0..3 {
+        h.probe.release_tx.send(()).unwrap();
+    }
+    // Each wait was released by the test (not timed out while the answer was held).
+    let mut rest: Vec<(i64, serde_json::Value)> =
+        (0..4).map(|_| answered(&h.read().unwrap())).collect();
+    rest.sort_by_key(|(id, _)| *id);
+    let ids: Vec<i64> = rest.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, [2, 3, 4, 5]);
+    for (id, result) in &rest[..3] {
+        assert_eq!(result["released"], true, "wait {id}: {result}");
+    }
     h.eof();
     h.result().unwrap();
 }

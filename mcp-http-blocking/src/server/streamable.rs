@@ -490,9 +490,9 @@ impl StreamableHttp {
         }
         let msgs: Vec<Result<Message, DecodeError>> = match incoming {
             Incoming::Single(m) => vec![Ok(m)],
-            Incoming::Batch(b) => {
+            Incoming::Batch(mut b) => {
                 // The rule stdio follows too (see `mcp_core::jsonrpc::check_batch`).
-                if let Err(e) = check_batch(sess.version(), &b) {
+                if let Err(e) = check_batch(sess.version(), &mut b) {
                     return Reply::Now(err400(e.to_string()));
                 }
                 b
