@@ -810,11 +810,14 @@ impl Session for KitSession {
                 let _ = w.try_send(Err(Error::Cancelled));
             }
             // Open subscriptions end with the session: nothing more is sent on them.
-            let listens: Vec<RequestId> = st.listens.drain().map(|(id, _)| id).collect();
-            for id in &listens {
-                st.engine.abandon(id);
+            let State {
+                listens, engine, ..
+            } = &mut *st;
+            for id in listens.keys() {
+                engine.abandon(id);
             }
-            st.engine.load().0 == 0
+            listens.clear();
+            st.drained()
         };
         // Requests read before the end are still answered (JSON-RPC: every request gets its
         // response): the outbound stays until the last of them is, and then goes, which lets

@@ -332,13 +332,11 @@ where
             drop(outbound);
             let _ = shutdown_tx.send(());
             if let Some(job) = writer.take() {
-                // Never needed until now: the drain runs on a thread of its own, so that a
-                // write the client never reads cannot hold this one past the grace.
-                if let Err(e) = std::thread::Builder::new()
-                    .name("mcp-stdio-writer".into())
-                    .spawn(job)
-                {
-                    log::warn!("stdio: no thread for the last writes: {e}");
+                // Never needed until now: the drain runs on a worker (one is kept for the
+                // writer), so that a write the client never reads cannot hold this thread
+                // past the grace; here only when no worker can take it.
+                if let Err(rejected) = executor.execute(job) {
+                    rejected.into_job()();
                 }
             }
             // The writer checks its grace between writes; one write blocked on a client that
@@ -357,15 +355,11 @@ where
                     Ok((Side::Reader, _)) => {}
                     Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
                         log::warn!(
-                            "stdio output still blocked {:?} after the end of input (the \
-                             client stopped reading): serving ends without it",
-                            config.shutdown_grace + WRITE_STALL
+                            "stdio output still blocked past the shutdown grace (the client \
+                             stopped reading): serving ends without it"
                         );
                         std::mem::forget(executor);
-                        return read_result.and(Err(Error::Io(io::Error::new(
-                            io::ErrorKind::TimedOut,
-                            "the output stayed blocked after the end of input",
-                        ))));
+                        return read_result.and(Err(Error::Io(io::ErrorKind::TimedOut.into())));
                     }
                     Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
                         break Err(Error::ThreadPanicked {
