@@ -859,6 +859,25 @@ pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, Decod
     }
 }
 
+/// The length of a value's JSON text, counted without keeping the text (what bounds in bytes
+/// weigh: a queued message, a stored task). A value that does not serialize weighs what it
+/// wrote before failing.
+pub fn json_len<T: Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
+}
+
 /// The most messages one JSON-RPC batch may hold; a longer batch is refused whole (-32600).
 /// No client needs more in one line or body, and each element decoded costs far more memory
 /// than its text.

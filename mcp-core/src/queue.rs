@@ -186,25 +186,10 @@ pub fn message_size(m: &Message) -> usize {
                 n.method.len() + n.params.as_ref().map_or(0, |p| p.get().len())
             }
             Message::Response(r) => r.result.get().len(),
-            Message::Error(e) => e.error.message.len() + e.error.data.as_ref().map_or(0, json_size),
+            Message::Error(e) => {
+                e.error.message.len() + e.error.data.as_ref().map_or(0, crate::jsonrpc::json_len)
+            }
         }
-}
-
-/// The length of a JSON value's text, counted without keeping the text.
-fn json_size(v: &serde_json::Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }
 
 #[cfg(test)]

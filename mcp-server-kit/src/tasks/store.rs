@@ -154,20 +154,9 @@ impl Memory {
 
 /// The bytes a record holds, as its JSON text measures them (nothing is allocated to count).
 fn weight(record: &TaskRecord) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    // A task always serializes (its maps hold JSON values); were it not to, it weighs its id.
-    let _ = serde_json::to_writer(&mut count, &record.task);
-    count.0 + record.owner.as_ref().map_or(0, String::len) + record.task.task_id.len()
+    mcp_core::jsonrpc::json_len(&record.task)
+        + record.owner.as_ref().map_or(0, String::len)
+        + record.task.task_id.len()
 }
 
 /// The default bound on the bytes an in-memory store holds (results, errors and input
