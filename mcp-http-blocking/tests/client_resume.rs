@@ -327,6 +327,75 @@ fn a_stalled_delete_does_not_hold_close_up() {
     drop(release);
 }
 
+/// An answer that comes broken (invalid UTF-8 in a string) on a stream that stays open fails
+/// its request at once, with the request's id (it waited for the stream's end or the call's
+/// timeout); a broken notification on the same stream is skipped, the answer after it delivered.
+#[test]
+fn a_broken_answer_fails_its_request_at_once() {
+    let (release, held) = bounded::<()>(0);
+    let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+        match (s.method.as_str(), s.rpc_method()) {
+            ("POST", "initialize") => init_answer(conn, s),
+            ("POST", m @ ("broken" | "fine")) => {
+                let mut body = Vec::new();
+                body.extend_from_slice(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+                );
+                // A notification with a bad byte, then the answer (bad too for `broken`).
+                body.extend_from_slice(
+                    b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"\xff\"}}\n\n",
+                );
+                let id = &s.body["id"];
+                let text = if m == "broken" {
+                    &b"\xff"[..]
+                } else {
+                    &b"ok"[..]
+                };
+                body.extend_from_slice(
+                    format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"t\":\"")
+                        .as_bytes(),
+                );
+                body.extend_from_slice(text);
+                body.extend_from_slice(b"\"}}\n\n");
+                let _ = conn.write_all(&body);
+                let _ = conn.flush();
+                // The stream stays open.
+                let _ = held.recv();
+            }
+            ("GET", _) => bare(conn, 405, ""),
+            _ => bare(conn, 500, ""),
+        }
+    }));
+    let mut c = connect(addr, HttpClientConfig::default());
+    initialize(&c, &seen);
+    c.sender().send(req(2, "broken", json!({}))).unwrap();
+    loop {
+        match next_event(&c.receiver()) {
+            // The broken notification: no id.
+            Incoming::Malformed { id: None, .. } => {}
+            Incoming::Malformed { id, .. } => {
+                assert_eq!(id, Some(RequestId::Number(2)));
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    c.sender().send(req(3, "fine", json!({}))).unwrap();
+    loop {
+        match next_event(&c.receiver()) {
+            Incoming::Message(Message::Response(r)) => {
+                assert_eq!(r.id, RequestId::Number(3));
+                break;
+            }
+            // The broken notification: no id, skipped by the client.
+            Incoming::Malformed { id: None, .. } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    drop(release);
+    c.close();
+}
+
 #[test]
 fn a_server_that_replays_what_it_sent_delivers_it_once_and_resumption_gives_up() {
     // Every stream, the first and each resumption, carries the same event (a request of the

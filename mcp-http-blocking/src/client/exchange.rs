@@ -110,6 +110,13 @@ impl Seen {
     }
 }
 
+/// Whether `data` (an event that did not decode) is, read leniently (its invalid UTF-8
+/// replaced), the response to `id`.
+fn answers(data: &[u8], id: &RequestId) -> bool {
+    let text = String::from_utf8_lossy(data);
+    matches!(decode(text.as_bytes()), Ok(m) if m.is_response() && m.id() == Some(id))
+}
+
 /// The longest a closing client waits for the server to acknowledge the end of its session.
 const DELETE_WAIT: Duration = Duration::from_secs(2);
 
@@ -669,7 +676,13 @@ impl Shared {
             let item = match decode(&ev.data) {
                 Ok(m) => m,
                 Err(e) => {
-                    let ok = self.malformed(e.id.clone(), Error::Decode(e));
+                    // No id read: when the text, its bad bytes replaced, is this request's
+                    // answer, the answer is what came broken, and the call fails now rather
+                    // than at the stream's end or its timeout.
+                    let id =
+                        e.id.clone()
+                            .or_else(|| answer_to.filter(|want| answers(&ev.data, want)).cloned());
+                    let ok = self.malformed(id, Error::Decode(e));
                     if !ok {
                         return PumpEnd::Stopped;
                     }
