@@ -745,16 +745,18 @@ mod tests {
             .unwrap();
             started_rx.recv_timeout(SAFETY).unwrap();
         }
-        assert_eq!(exec.threads(), 3);
-        // A worker may have come and gone before the jobs (the first one found the initial
-        // worker not idle yet); with all three busy now, nothing retires until the gate opens.
-        while events.try_recv().is_ok() {}
+        // Three at least; a fourth may exist for a moment (the first job found the initial
+        // worker not idle yet, and the extra one has not retired yet).
+        let busy = exec.threads();
+        assert!((3..=4).contains(&busy), "{busy} workers");
         drop(gate_tx);
-        let mut retired = 0;
-        while retired < 2 {
-            if events.recv_timeout(SAFETY).unwrap() == Event::Retired {
-                retired += 1;
-            }
+        // Every worker beyond the minimum retires once idle (each retirement is an event).
+        while exec.threads() > 1 {
+            assert!(
+                events.recv_timeout(SAFETY).is_ok(),
+                "{} workers still, none retiring",
+                exec.threads()
+            );
         }
         assert_eq!(exec.threads(), 1);
     }
