@@ -78,6 +78,9 @@ pub(crate) struct KitSession {
     /// This session's rate-limit buckets (see `rate`; unused by 2026-07-28 HTTP exchanges,
     /// whose buckets are the server's, per client).
     buckets: Mutex<Buckets>,
+    /// When the session opened: the time handed to the engine with a message it reads no time
+    /// for (see `handle`).
+    opened: Instant,
 }
 
 impl KitSession {
@@ -108,6 +111,7 @@ impl KitSession {
                 missed: 0,
             }),
             buckets: Mutex::default(),
+            opened: Instant::now(),
         })
     }
 
@@ -787,7 +791,13 @@ impl KitSession {
 
 impl Session for KitSession {
     fn handle(&self, msg: Message) {
-        let step = self.state().engine.handle(msg, Instant::now());
+        // Only a notification's handling reads the time (a progress report restarts its
+        // request's timeout): a request or an answer costs no clock read.
+        let now = match msg {
+            Message::Notification(_) => Instant::now(),
+            _ => self.opened,
+        };
+        let step = self.state().engine.handle(msg, now);
         match step {
             ServerStep::Reply(m) => self.reply(m),
             ServerStep::Dispatch(rc) => self.dispatch(rc),

@@ -228,7 +228,9 @@ impl ServerEngine {
         (self.incoming.len(), self.outgoing.len())
     }
 
-    /// Takes one incoming message and says what to do about it.
+    /// Takes one incoming message and says what to do about it. `now` is read only for a
+    /// notification (a client's progress on a server request restarts its timeout), so a
+    /// caller may pass any instant with the other kinds.
     pub fn handle(&mut self, msg: Message, now: Instant) -> ServerStep {
         match msg {
             Message::Request(req) => self.on_request(req),
