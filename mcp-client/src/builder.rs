@@ -260,6 +260,15 @@ impl ClientBuilder {
         self
     }
 
+    /// The most JSON a listing's pages may add up to, in bytes (64 MiB by default), before it
+    /// ends with [`Unexpected::ListTooLong`](crate::Unexpected::ListTooLong): a server whose
+    /// every page is as large as a message may be cannot grow a caller that collects the
+    /// list past this (a page past the bound is not yielded).
+    pub fn max_list_bytes(mut self, bytes: usize) -> Self {
+        self.list_limits.bytes = bytes;
+        self
+    }
+
     /// How long a listing may take as a whole, its page requests included (2 minutes by
     /// default); past it the listing ends with
     /// [`Unexpected::ListTooLong`](crate::Unexpected::ListTooLong). Each page's own timeout is
@@ -577,6 +586,10 @@ impl<I: Into<Incoming>> Handshake<'_, I> {
                     id: Some(id),
                     error,
                 } if Some(&id) == asked.as_ref() => {
+                    // Answered, if badly: the engine forgets the request (a `server/discover`
+                    // returns it to its start, so that `initialize` may follow); the server
+                    // is told nothing, having answered.
+                    let _ = self.engine.cancel(&id, None);
                     return Err(HandshakeFailure::Malformed(Error::Unexpected(
                         Unexpected::Malformed(error.into()),
                     )));

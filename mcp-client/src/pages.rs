@@ -10,6 +10,7 @@ use mcp_core::types::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Prompt,
     Resource, ResourceTemplate, Tool, methods,
 };
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
@@ -23,7 +24,7 @@ pub trait PageKind {
     /// The method (`tools/list`, ...).
     const METHOD: &'static str;
     /// The result of one page.
-    type Page: DeserializeOwned;
+    type Page: DeserializeOwned + Serialize;
     /// What the list holds.
     type Item;
     /// A page's items and the cursor of the next page.
@@ -165,7 +166,8 @@ impl Client {
 /// An error ends the iteration after it is yielded; so does a cursor the server already
 /// returned (a server looping its pages would otherwise never end), and so does a list that
 /// goes past the client's bounds ([`Unexpected::ListTooLong`]: `max_list_pages`,
-/// `max_list_items`, and `list_timeout` for the whole list, each page's request included).
+/// `max_list_items`, `max_list_bytes`, and `list_timeout` for the whole list, each page's
+/// request included).
 ///
 /// ```no_run
 /// # fn f(client: &mcp_client::Client) -> Result<(), mcp_client::Error> {
@@ -184,6 +186,7 @@ pub struct Pages<'c, K: PageKind> {
     limits: ListLimits,
     pages: usize,
     items_seen: usize,
+    bytes_seen: usize,
     deadline: Option<Instant>,
     _kind: PhantomData<K>,
 }
@@ -199,6 +202,7 @@ impl<'c, K: PageKind> Pages<'c, K> {
             limits: client.list_limits(),
             pages: 0,
             items_seen: 0,
+            bytes_seen: 0,
             deadline: None,
             _kind: PhantomData,
         }
@@ -265,6 +269,15 @@ impl<K: PageKind> Iterator for Pages<'_, K> {
                 Err(e) => return Some(Err(e)),
             };
             self.pages += 1;
+            self.bytes_seen = self
+                .bytes_seen
+                .saturating_add(mcp_core::jsonrpc::json_len(&page));
+            if self.bytes_seen > limits.bytes {
+                return Some(Err(self.too_long(format!(
+                    "{} bytes (ClientBuilder::max_list_bytes)",
+                    limits.bytes
+                ))));
+            }
             let (mut items, next) = K::split(page);
             let room = limits.items - self.items_seen;
             if items.len() > room || (items.len() == room && next.is_some()) {

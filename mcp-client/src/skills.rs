@@ -258,6 +258,7 @@ impl Client {
         let mut children = Vec::new();
         let mut cursor: Option<String> = None;
         let mut seen = std::collections::HashSet::new();
+        let mut bytes = 0usize;
         for _ in 0..limits.pages {
             let mut params = json!({ "uri": uri });
             if let Some(c) = &cursor {
@@ -265,8 +266,9 @@ impl Client {
             }
             let page: ReadResourceDirectoryResult =
                 self.request(methods::RESOURCES_DIRECTORY_READ, params)?;
+            bytes = bytes.saturating_add(mcp_core::jsonrpc::json_len(&page));
             children.extend(page.resources);
-            if children.len() > limits.items {
+            if children.len() > limits.items || bytes > limits.bytes {
                 break;
             }
             match page.next_cursor {
@@ -284,8 +286,9 @@ impl Client {
         Err(Error::Unexpected(Unexpected::ListTooLong {
             method: methods::RESOURCES_DIRECTORY_READ,
             reached: format!(
-                "{} pages or {} items (ClientBuilder::max_list_pages, max_list_items)",
-                limits.pages, limits.items
+                "{} pages, {} items or {} bytes (ClientBuilder::max_list_pages, \
+                 max_list_items, max_list_bytes)",
+                limits.pages, limits.items, limits.bytes
             ),
         })
         .into())

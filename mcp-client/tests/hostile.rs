@@ -130,6 +130,38 @@ fn a_listing_stops_at_the_item_bound() {
     );
 }
 
+/// Pages as large as a message may be, without end: the pages and items bounds alone would
+/// let a caller collecting the list hold gigabytes; the bytes bound ends it.
+#[test]
+fn a_listing_of_large_pages_stops_at_the_byte_bound() {
+    let mut n = 0;
+    let (t, seen) = server(16, move |v| {
+        n += 1;
+        let mut t = tool(n);
+        t["description"] = json!("d".repeat(256 * 1024));
+        Some(vec![json!({"jsonrpc": "2.0", "id": v["id"], "result": {
+            "tools": [t], "nextCursor": format!("c{n}")}})])
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .max_list_bytes(4 << 20)
+        .connect(t)
+        .unwrap();
+    let got: Vec<_> = client.list_tools().collect();
+    let ok = got.iter().filter(|r| r.is_ok()).count();
+    assert!((14..16).contains(&ok), "{ok} pages of 256 KiB within 4 MiB");
+    let last = got.last().unwrap();
+    assert!(
+        matches!(last, Err(Error::Unexpected(Unexpected::ListTooLong { reached, .. })) if reached.contains("max_list_bytes")),
+        "{last:?}"
+    );
+    assert_eq!(
+        seen.try_iter().count(),
+        ok + 1,
+        "no page asked for past the bound"
+    );
+}
+
 /// The whole list has one deadline: a server that answers the first page and then stalls
 /// cannot hold the listing for the per-request timeout (60 s by default).
 #[test]
@@ -221,6 +253,46 @@ fn a_malformed_initialize_answer_fails_the_handshake_at_once() {
         other => panic!("expected the malformed answer as the error, got {other:?}"),
     }
     assert!(took < SLACK, "took {took:?}");
+}
+
+/// A malformed answer to `server/discover` is not a modern server's answer: the automatic
+/// revision goes on to `initialize`, which a legacy server answers, as after any other
+/// failure of the probe.
+#[test]
+fn a_malformed_discover_answer_falls_back_to_initialize() {
+    let (to_server, from_client) = bounded::<Message>(8);
+    let (to_client, from_server) = bounded::<Result<Message, FrameError>>(8);
+    thread::spawn(move || {
+        for m in &from_client {
+            let v = to_value(&m);
+            let answer = match v["method"].as_str() {
+                Some("server/discover") => {
+                    let bad = format!(
+                        r#"{{"jsonrpc":"2.0","id":{},"result":{{}},"error":{{"code":1,"message":"x"}}}}"#,
+                        v["id"]
+                    );
+                    Err(FrameError::Decode(
+                        decode(bad.as_bytes()).expect_err("both"),
+                    ))
+                }
+                Some("initialize") => Ok(msg(initialize_answer(&v))),
+                _ => continue,
+            };
+            let _ = to_client.send(answer);
+        }
+    });
+    let t = ChannelTransport::new(Connection {
+        sender: to_server,
+        receiver: from_server,
+    });
+    let started = Instant::now();
+    let client = Client::builder()
+        .handshake_timeout(WAIT)
+        .connect(t)
+        .expect("initialize after the malformed discover answer");
+    assert_eq!(client.era(), mcp_core::version::Era::Legacy);
+    assert_eq!(client.server_info().unwrap()["name"], "hostile");
+    assert!(started.elapsed() < SLACK, "took {:?}", started.elapsed());
 }
 
 /// A server that stops taking our messages while it sends many requests of its own (an HTTP
