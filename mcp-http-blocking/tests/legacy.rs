@@ -614,6 +614,68 @@ fn batches_only_where_2025_03_26_is_negotiated() {
     assert_eq!(r.status, 400);
 }
 
+/// A request that reuses the id of one in flight on another POST is refused (-32600) without
+/// taking the id's route: the request in flight still gets its answer on its own stream.
+#[test]
+fn a_reused_id_in_flight_is_refused_and_the_first_request_keeps_its_answer() {
+    let (h, ctl) = serve(HttpConfig::default(), Duration::from_secs(5));
+    let a = h.local_addr();
+    let sid = init(&h, "2025-06-18");
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-06-18");
+    let mut s = post_stream(a, sid_h, pv, &rpc(5, "gated", json!({})));
+    assert!(s.next().unwrap().data.contains(r#""progress":1"#));
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, sid_h, pv],
+        &rpc(5, "ping", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["id"], 5);
+    assert_eq!(v["error"]["code"], -32600, "{v}");
+    ctl.go_tx.send(()).unwrap();
+    let mut rest = Vec::new();
+    while let Some(e) = s.next() {
+        rest.push(e.data);
+    }
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(rest[1].contains(r#""gated":true"#), "{rest:?}");
+}
+
+/// A batch is answered with an array, a batch of one request too (JSON-RPC 2.0 §6).
+#[test]
+fn a_batch_of_one_is_answered_with_an_array() {
+    let (h, _) = serve(HttpConfig::default(), Duration::from_secs(5));
+    let old = init(&h, "2025-03-26");
+    let batch = format!(
+        "[{}]",
+        String::from_utf8(rpc(2, "ping", json!({}))).unwrap()
+    );
+    for accept in [("Accept", "application/json"), ACCEPT_BOTH] {
+        let r = request(
+            h.local_addr(),
+            "POST",
+            "/mcp",
+            &[accept, JSON_CT, ("Mcp-Session-Id", old.as_str())],
+            batch.as_bytes(),
+        );
+        assert_eq!(r.status, 200);
+        let body = String::from_utf8_lossy(&r.body).into_owned();
+        if r.header("content-type") == Some("application/json") {
+            let v = r.json();
+            assert_eq!(v.as_array().map(Vec::len), Some(1), "{body}");
+            assert_eq!(v[0]["id"], 2);
+        } else {
+            // Over SSE the answer is an event; what matters is that a JSON-only client
+            // gets an array, checked above.
+            assert!(body.contains(r#""id":2"#), "{body}");
+        }
+    }
+}
+
 #[test]
 fn the_2024_11_05_http_sse_transport_works() {
     // Short keep-alives: the server notices a client that hung up when it next writes.

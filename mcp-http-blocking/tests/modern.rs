@@ -134,6 +134,22 @@ fn header_checks_give_the_modern_errors_and_statuses() {
         other.to_string().as_bytes(),
     );
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    // A legacy version header on a modern body, no session: the two disagree.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            ("MCP-Protocol-Version", "2025-11-25"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "add"),
+        ],
+        &call,
+    );
+    assert_eq!((r.status, code(&r)), (400, Some(-32020)));
+    assert_eq!(r.json()["id"], 1);
     // Missing version header on a modern body.
     let r = request(
         a,

@@ -81,7 +81,11 @@ pub(crate) fn post(
     is_init: bool,
     via: Via,
 ) -> Reply {
-    let Sorted { msgs, ids, refused } = sort_batch(msgs);
+    let Sorted {
+        mut msgs,
+        ids,
+        mut refused,
+    } = sort_batch(msgs);
     if ids.is_empty() {
         // Notifications and answers to our own requests: quick to handle anywhere.
         for m in msgs {
@@ -93,10 +97,36 @@ pub(crate) fn post(
             HttpResponse::json(200, json_array(refused))
         });
     }
-    let (stream, att) = match sess.open_post_stream(&ids, single && ids.len() == 1) {
+    let opened = match sess.open_post_stream(&ids, single && ids.len() == 1) {
         Ok(x) => x,
         Err(StreamError::TooMany) => return Reply::Now(HttpResponse::empty(429)),
         Err(_) => return Reply::Now(session_not_found(None)),
+    };
+    if !opened.taken.is_empty() {
+        // Ids of requests in flight on other streams: refused here, as the engine would
+        // refuse them, but without touching the route of the request that holds the id.
+        msgs.retain(|m| !matches!(m, Message::Request(r) if opened.taken.contains(&r.id)));
+        refused.extend(opened.taken.iter().map(|id| {
+            let e = ErrorObject::invalid_request(format!(
+                "request id {id} is already in use by a request in flight"
+            ));
+            Message::error(Some(id.clone()), e).to_vec()
+        }));
+    }
+    let Some((stream, att)) = opened.opened else {
+        // Every request reused an id in flight: what else came is delivered, and the
+        // refusals are the answer.
+        for m in msgs {
+            sess.deliver(m);
+        }
+        return Reply::Now(if single {
+            HttpResponse::json(200, refused.pop().unwrap_or_default())
+        } else if accept_sse {
+            let events = refused.iter().map(|j| sse_event(None, None, j)).collect();
+            sse_response(SseBody::new(events, None, ctx.cfg.keepalive, None))
+        } else {
+            HttpResponse::json(200, json_array(refused))
+        });
     };
     // The priming id is taken before any message of the stream exists, so it is below all
     // of them as a cursor.

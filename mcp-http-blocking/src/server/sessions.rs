@@ -33,6 +33,13 @@ pub(crate) fn new_session_id() -> Option<String> {
 /// How many finished POST streams keep their history for late resumption.
 const KEEP_FINISHED_STREAMS: usize = 64;
 
+/// What [`LegacySession::open_post_stream`] opened: the POST's stream, unless every request
+/// it carries reused the id of one in flight (`taken`, to be refused).
+pub(crate) struct PostStream {
+    pub(crate) opened: Option<(Arc<Stream>, Attached)>,
+    pub(crate) taken: Vec<RequestId>,
+}
+
 /// Which legacy transport a session belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -193,15 +200,30 @@ impl LegacySession {
     }
 
     /// Opens the stream of one POST carrying `ids` (`single`: and nothing else), attached to
-    /// a fresh channel.
+    /// a fresh channel. An id routed to a stream still open (a request of another POST in
+    /// flight) is not taken from it: such ids come back in `taken`, for the caller to refuse,
+    /// and the stream waits for the others only (`None` when there are none). Rerouted, the
+    /// request in flight would lose its answer to the refusal of the one that reused its id.
     pub fn open_post_stream(
         &self,
         ids: &[RequestId],
         single: bool,
-    ) -> Result<(Arc<Stream>, Attached), StreamError> {
+    ) -> Result<PostStream, StreamError> {
         let mut st = lock(&self.state);
         if st.closed {
             return Err(StreamError::Closed);
+        }
+        let (fresh, taken): (Vec<&RequestId>, Vec<&RequestId>) = ids.iter().partition(|id| {
+            st.routes
+                .get(*id)
+                .is_none_or(|no| st.finished.contains(no) || !st.streams.contains_key(no))
+        });
+        let taken: Vec<RequestId> = taken.into_iter().cloned().collect();
+        if fresh.is_empty() {
+            return Ok(PostStream {
+                opened: None,
+                taken,
+            });
         }
         let live = st.live_streams();
         if live >= self.cfg.max_streams_per_session {
@@ -209,14 +231,17 @@ impl LegacySession {
         }
         let no = st.next_stream;
         st.next_stream += 1;
-        let stream = Arc::new(Stream::new(no, ids.len(), single));
-        for id in ids {
+        let stream = Arc::new(Stream::new(no, fresh.len(), single && taken.is_empty()));
+        for id in fresh {
             st.routes.insert(id.clone(), no);
         }
         st.streams.insert(no, stream.clone());
         drop(st);
         let att = stream.attach(None, self.cfg.stream_buffer, |_| Vec::new());
-        Ok((stream, att))
+        Ok(PostStream {
+            opened: Some((stream, att)),
+            taken,
+        })
     }
 
     /// Attaches a connection to stream `no`, replaying what came after `cursor`.
@@ -774,7 +799,11 @@ mod tests {
     /// Opens a one-request POST stream and answers it; `quiet`: as a lone JSON answer whose
     /// POST still holds its response (nothing is stored), else as a resumable SSE stream.
     fn exchange(sess: &LegacySession, id: i64, quiet: bool) {
-        let (stream, att) = sess.open_post_stream(&[RequestId::from(id)], true).unwrap();
+        let (stream, att) = sess
+            .open_post_stream(&[RequestId::from(id)], true)
+            .unwrap()
+            .opened
+            .unwrap();
         let rx = att.rx.unwrap();
         let escape = quiet.then(|| {
             let deferred = Deferred::new(

@@ -439,6 +439,25 @@ impl StreamableHttp {
                 Some((_, Some(v))) => v.era() == Era::Modern,
                 _ => sid.is_none() && body_is_modern(),
             };
+        if !modern
+            && !is_init
+            && sid.is_none()
+            && matches!(parsed, Some((_, Some(v))) if v.era() == Era::Legacy)
+            && body_is_modern()
+        {
+            // No session, a legacy revision in the header, and a body that names 2026-07-28:
+            // the header and `_meta` disagree (-32020), which says more than a missing
+            // session would.
+            return Reply::Now(HttpResponse::rpc_error(
+                400,
+                rid,
+                ErrorObject::new(
+                    codes::HEADER_MISMATCH,
+                    "the MCP-Protocol-Version header does not match the request's _meta \
+                     protocolVersion",
+                ),
+            ));
+        }
         if modern {
             return stateless::post(
                 &self.inner,
@@ -488,6 +507,8 @@ impl StreamableHttp {
         if let (true, Incoming::Single(Message::Request(r))) = (is_init, &incoming) {
             sess.set_init_id(r.id.clone());
         }
+        // A batch is answered with an array, even a batch of one (JSON-RPC 2.0 §6).
+        let batch = matches!(incoming, Incoming::Batch(_));
         let msgs: Vec<Result<Message, DecodeError>> = match incoming {
             Incoming::Single(m) => vec![Ok(m)],
             Incoming::Batch(mut b) => {
@@ -500,7 +521,9 @@ impl StreamableHttp {
         };
         // A lone answer may go back as plain JSON only to a client that takes it; one that
         // listed only `text/event-stream` gets an SSE stream whatever it holds.
-        let single = msgs.len() == 1 && accept.is_none_or(|a| accepts(Some(a), "application/json"));
+        let single = !batch
+            && msgs.len() == 1
+            && accept.is_none_or(|a| accepts(Some(a), "application/json"));
         let via = match via {
             Via::Inline(handoff) if minted => {
                 // An answer that starts elsewhere still tells the client its session.
