@@ -73,6 +73,32 @@ fn dns_rebinding_and_foreign_origins_get_403() {
     assert_eq!(r.status, 403);
 }
 
+/// A target in absolute-form is served (RFC 9112 §3.2.2), and its authority, not the `Host`
+/// header, is the host the rebinding check judges.
+#[test]
+fn an_absolute_form_target_is_served_and_its_host_checked() {
+    let h = start(HttpConfig::default());
+    let a = h.local_addr();
+    let url = format!("http://127.0.0.1:{}/mcp", a.port());
+    let r = request(
+        a,
+        "POST",
+        &url,
+        &[ACCEPT_BOTH, JSON_CT],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["result"]["protocolVersion"], "2025-06-18");
+    let r = request(
+        a,
+        "POST",
+        "http://rebind.example:8080/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Host", "127.0.0.1")],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 403);
+}
+
 #[test]
 fn cors_preflight_is_answered_for_allowed_origins() {
     let h = start(HttpConfig::default());

@@ -379,12 +379,65 @@ pub(crate) fn accepts(accept: Option<&str>, mime: &str) -> bool {
         return false;
     };
     let major = mime.split('/').next().unwrap_or("");
-    accept.split(',').any(|part| {
-        let m = part.split(';').next().unwrap_or("").trim();
-        m.eq_ignore_ascii_case(mime)
-            || m == "*/*"
-            || (m.ends_with("/*") && m[..m.len() - 2].eq_ignore_ascii_case(major))
-    })
+    // The most specific range that covers `mime` decides (RFC 9110 §12.5.1), and a weight of
+    // zero in it means "not acceptable": `*/*, application/json;q=0` refuses JSON.
+    let mut best: Option<(u8, bool)> = None;
+    for part in accept.split(',') {
+        let mut fields = part.split(';');
+        let m = fields.next().unwrap_or("").trim();
+        let specificity = if m.eq_ignore_ascii_case(mime) {
+            2
+        } else if m.ends_with("/*") && m[..m.len() - 2].eq_ignore_ascii_case(major) {
+            1
+        } else if m == "*/*" {
+            0
+        } else {
+            continue;
+        };
+        let refused = fields.any(|f| {
+            f.trim()
+                .split_once('=')
+                .is_some_and(|(k, v)| k.trim().eq_ignore_ascii_case("q") && is_zero_weight(v))
+        });
+        if best.is_none_or(|(s, _)| specificity > s) {
+            best = Some((specificity, !refused));
+        }
+    }
+    best.is_some_and(|(_, ok)| ok)
+}
+
+/// A `q` value of zero (`0`, `0.`, `0.0` .. `0.000`).
+fn is_zero_weight(v: &str) -> bool {
+    let v = v.trim();
+    let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+    int == "0" && frac.len() <= 3 && frac.bytes().all(|b| b == b'0')
+}
+
+/// A request target in absolute-form (`POST http://127.0.0.1:8080/mcp`, as a proxy sends it),
+/// made origin-form (`/mcp`): RFC 9112 §3.2.2 has a server accept it, ignore the `Host`
+/// header and take the host from the target, so the target's authority becomes the `Host`
+/// that the checks against DNS rebinding look at.
+pub(crate) fn to_origin_form(target: &mut String, headers: &mut Vec<(String, String)>) {
+    let prefix = ["http://", "https://"].into_iter().find(|p| {
+        target
+            .get(..p.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(p))
+    });
+    let Some(prefix) = prefix else {
+        return;
+    };
+    let rest = &target[prefix.len()..];
+    let (authority, path) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+    // Userinfo is deprecated in http URIs; the host is what follows it.
+    let host = authority.rsplit('@').next().unwrap_or(authority).to_owned();
+    let path = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("/{path}")
+    };
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case("host"));
+    headers.push(("Host".to_owned(), host));
+    *target = path;
 }
 
 /// 400 with a JSON-RPC invalid-request error saying `detail`.
@@ -443,5 +496,62 @@ pub(crate) fn read_body(
         Ok(_) if buf.len() > max => Err(HttpResponse::empty(413)),
         Ok(_) => Ok(buf),
         Err(e) => Err(err400(format!("could not read the body: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepts;
+
+    #[test]
+    fn a_zero_weight_refuses_and_the_most_specific_range_decides() {
+        let json = "application/json";
+        assert!(accepts(Some("application/json, text/event-stream"), json));
+        assert!(accepts(Some("*/*"), json));
+        assert!(accepts(Some("application/*;q=0.5"), json));
+        assert!(!accepts(
+            Some("application/json;q=0, text/event-stream"),
+            json
+        ));
+        assert!(!accepts(Some("application/json; q=0.000"), json));
+        assert!(!accepts(Some("*/*, application/json;q=0"), json));
+        assert!(accepts(Some("*/*;q=0, application/json"), json));
+        assert!(accepts(Some("application/json;q=0.001"), json));
+        assert!(!accepts(Some("text/event-stream"), json));
+        assert!(!accepts(None, json));
+    }
+
+    #[test]
+    fn an_absolute_form_target_becomes_origin_form_and_names_the_host() {
+        let form = |t: &str, host: Option<&str>| {
+            let mut target = t.to_owned();
+            let mut headers: Vec<(String, String)> = host
+                .map(|h| ("host".to_owned(), h.to_owned()))
+                .into_iter()
+                .collect();
+            super::to_origin_form(&mut target, &mut headers);
+            (target, headers)
+        };
+        let host = |h: &str| vec![("Host".to_owned(), h.to_owned())];
+        assert_eq!(
+            form("http://127.0.0.1:8080/mcp?x=1", Some("evil.example")),
+            ("/mcp?x=1".to_owned(), host("127.0.0.1:8080"))
+        );
+        assert_eq!(
+            form("HTTPS://localhost", None),
+            ("/".to_owned(), host("localhost"))
+        );
+        assert_eq!(
+            form("http://u@[::1]:9/a", None),
+            ("/a".to_owned(), host("[::1]:9"))
+        );
+        // Origin-form is left alone.
+        assert_eq!(
+            form("/mcp", Some("localhost")),
+            (
+                "/mcp".to_owned(),
+                vec![("host".to_owned(), "localhost".to_owned())]
+            )
+        );
     }
 }

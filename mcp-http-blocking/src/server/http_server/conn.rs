@@ -260,6 +260,7 @@ pub(super) fn serve(
         state.store(BUSY, Ordering::SeqCst);
         let http10 = head.http10;
         let wants_more = head.keep_alive;
+        crate::server::http::to_origin_form(&mut head.target, &mut head.headers);
         let req = HttpRequest {
             method: std::mem::take(&mut head.method),
             target: std::mem::take(&mut head.target),
