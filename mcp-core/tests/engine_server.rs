@@ -652,6 +652,40 @@ fn server_requests_are_gated_on_client_capabilities() {
     ));
 }
 
+/// A request to the client is fitted to the client's revision before it goes: a 2025-06-18
+/// client gets a form elicitation without `mode` or `default`s and a titled enum as `enum` +
+/// `enumNames`; what that revision cannot express (a multi-select enum) is refused, unsent.
+#[test]
+fn server_requests_are_shaped_for_the_clients_revision() {
+    let now = Instant::now();
+    let t = Timeout::fixed(Duration::from_secs(5));
+    let mut s = server(json!({}));
+    initialize(&mut s, "2025-06-18", json!({"elicitation": {}}), now);
+    let form = json!({"mode": "form", "message": "m", "requestedSchema": {"type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "x"},
+            "pick": {"type": "string", "oneOf": [{"const": "a", "title": "A"}]}}}});
+    let (_, msg) = s
+        .request("elicitation/create", &form, None, now, t)
+        .unwrap();
+    let Message::Request(r) = msg else {
+        panic!("a request")
+    };
+    let p = r.params_value();
+    assert!(p.get("mode").is_none(), "{p}");
+    let props = &p["requestedSchema"]["properties"];
+    assert!(props["name"].get("default").is_none(), "{p}");
+    assert_eq!(props["pick"]["enum"], json!(["a"]), "{p}");
+    assert_eq!(props["pick"]["enumNames"], json!(["A"]), "{p}");
+    let multi = json!({"message": "m", "requestedSchema": {"type": "object", "properties": {
+        "many": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}}}});
+    assert!(matches!(
+        s.request("elicitation/create", &multi, None, now, t),
+        Err(Refused::InvalidParams(_))
+    ));
+    assert_eq!(s.load().1, 1, "the refused request is not pending");
+}
+
 #[test]
 fn answers_and_timeouts_of_server_requests() {
     let t0 = Instant::now();

@@ -632,6 +632,10 @@ impl ServerEngine {
             session.version,
             gates::RequestShape::of_params(&params),
         )?;
+        // Fitted to the client's revision: what it cannot express is left out or rewritten
+        // (a form elicitation's `mode` before 2025-11-25, say), or the request is refused
+        // here rather than sent in a shape the client's schema does not have.
+        shape_request(method, &mut params, session.version)?;
         let id = self.outgoing.allocate_id();
         let token = if timeout.reset_on_progress {
             let t = self.outgoing.allocate_token();
@@ -764,4 +768,25 @@ fn value_response(id: RequestId, result: Value) -> Message {
         Ok(r) => r.into(),
         Err(e) => Message::error(Some(id), ErrorObject::internal(e)),
     }
+}
+
+/// [`shape::request_params`](crate::types::shape::request_params) for a request to a peer of
+/// revision `version`, its refusal as the engine words it.
+pub(super) fn shape_request(
+    method: &str,
+    params: &mut serde_json::Map<String, Value>,
+    version: ProtocolVersion,
+) -> Result<(), Refused> {
+    use crate::types::shape::{ShapeError, request_params};
+    let mut v = Value::Object(std::mem::take(params));
+    let shaped = request_params(method, &mut v, version);
+    if let Value::Object(m) = v {
+        *params = m;
+    }
+    shaped.map_err(|e| match e {
+        ShapeError::MethodNotInRevision { method, version } => {
+            Refused::UnsupportedByVersion { method, version }
+        }
+        e @ ShapeError::Unrepresentable { .. } => Refused::InvalidParams(e.to_string()),
+    })
 }
