@@ -770,20 +770,15 @@ fn value_response(id: RequestId, result: Value) -> Message {
     }
 }
 
-/// [`shape::request_params`](crate::types::shape::request_params) for a request to a peer of
-/// revision `version`, its refusal as the engine words it.
-pub(super) fn shape_request(
+/// [`shape::request_params`](crate::types::shape::request_params) for a request to a legacy
+/// client of revision `version`, its refusal as the engine words it.
+fn shape_request(
     method: &str,
     params: &mut serde_json::Map<String, Value>,
     version: ProtocolVersion,
 ) -> Result<(), Refused> {
-    use crate::types::shape::{ShapeError, request_params};
-    let mut v = Value::Object(std::mem::take(params));
-    let shaped = request_params(method, &mut v, version);
-    if let Value::Object(m) = v {
-        *params = m;
-    }
-    shaped.map_err(|e| match e {
+    use crate::types::shape::{ShapeError, server_request_params};
+    server_request_params(method, params, version).map_err(|e| match e {
         ShapeError::MethodNotInRevision { method, version } => {
             Refused::UnsupportedByVersion { method, version }
         }

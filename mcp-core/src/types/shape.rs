@@ -358,19 +358,7 @@ pub fn request_params(
                 Ok(())
             })?;
         }
-        m::SAMPLING_CREATE_MESSAGE => {
-            if v < V2025_11_25 && (p.contains_key("tools") || p.contains_key("toolChoice")) {
-                return Err(refuse("sampling with tools", v));
-            }
-            each_obj(p, "messages", |msg| {
-                drop_before(msg, "_meta", v, V2025_11_25);
-                sampling_content(msg, "content", v)
-            })?;
-            each_obj(p, "tools", |t| {
-                tool(t, v);
-                Ok(())
-            })?;
-        }
+        m::SAMPLING_CREATE_MESSAGE => sampling_params(p, v)?,
         m::ELICITATION_CREATE => elicit_params(p, v)?,
         _ => {}
     }
@@ -379,6 +367,39 @@ pub fn request_params(
         return Ok(());
     }
     request_meta(p, v)
+}
+
+/// [`request_params`] for what a server asks of a legacy client (`sampling/createMessage`,
+/// `elicitation/create`, `roots/list`, `ping`), whose method the revision was already checked
+/// to have: the same fitting with only those methods' cases, so that a server links no more.
+pub(crate) fn server_request_params(
+    method: &str,
+    p: &mut Obj,
+    v: ProtocolVersion,
+) -> Result<(), ShapeError> {
+    if p.contains_key("task") && v != V2025_11_25 {
+        return Err(refuse("a task-augmented request", v));
+    }
+    match method {
+        m::SAMPLING_CREATE_MESSAGE => sampling_params(p, v)?,
+        m::ELICITATION_CREATE => elicit_params(p, v)?,
+        _ => {}
+    }
+    request_meta(p, v)
+}
+
+fn sampling_params(p: &mut Obj, v: ProtocolVersion) -> Result<(), ShapeError> {
+    if v < V2025_11_25 && (p.contains_key("tools") || p.contains_key("toolChoice")) {
+        return Err(refuse("sampling with tools", v));
+    }
+    each_obj(p, "messages", |msg| {
+        drop_before(msg, "_meta", v, V2025_11_25);
+        sampling_content(msg, "content", v)
+    })?;
+    each_obj(p, "tools", |t| {
+        tool(t, v);
+        Ok(())
+    })
 }
 
 fn elicit_params(p: &mut Obj, v: ProtocolVersion) -> Result<(), ShapeError> {
