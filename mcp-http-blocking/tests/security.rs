@@ -147,6 +147,9 @@ impl Authorizer for Tokens {
         assert!(resource.ends_with("/mcp"));
         match token {
             "good" => Ok(json!({"sub": "alice"})),
+            // Alice again, with a refreshed token (a new `exp`).
+            "good2" => Ok(json!({"sub": "alice", "exp": 4_000_000_000u64})),
+            "other" => Ok(json!({"sub": "bob"})),
             "weak" => Err(AuthError::InsufficientScope {
                 scope: "mcp:write".into(),
             }),
@@ -238,4 +241,112 @@ fn bearer_tokens_are_checked_and_the_metadata_is_served() {
         assert_eq!(doc["resource"], format!("http://{host}/mcp"));
         assert_eq!(doc["authorization_servers"][0], "https://auth.example");
     }
+}
+
+fn authorized_server() -> (mcp_http_blocking::ServerHandle, String) {
+    let cfg = HttpConfig::builder()
+        .auth(
+            AuthConfig::builder(Arc::new(Tokens))
+                .authorization_servers(["https://auth.example"])
+                .build(),
+        )
+        .build();
+    let h = HttpServer::builder()
+        .config(cfg)
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let host = format!("127.0.0.1:{}", h.local_addr().port());
+    (h, host)
+}
+
+/// A session id is no credential: a valid token of another user does not reach someone
+/// else's session (POST, GET stream, DELETE all find no such session), while the owner's
+/// refreshed token does.
+#[test]
+fn a_session_is_bound_to_the_user_who_opened_it() {
+    let (h, host) = authorized_server();
+    let a = h.local_addr();
+    let hh = ("Host", host.as_str());
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, hh, ("Authorization", "Bearer good")],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 200);
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    let sid_h = ("Mcp-Session-Id", sid.as_str());
+    let pv = ("MCP-Protocol-Version", "2025-06-18");
+    let ping = rpc(2, "ping", json!({}));
+    let as_user = |token: &str, method: &str, body: &[u8]| {
+        let auth = format!("Bearer {token}");
+        let accept = if method == "GET" {
+            ("Accept", "text/event-stream")
+        } else {
+            ACCEPT_BOTH
+        };
+        request(
+            a,
+            method,
+            "/mcp",
+            &[
+                accept,
+                JSON_CT,
+                hh,
+                sid_h,
+                pv,
+                ("Authorization", auth.as_str()),
+            ],
+            body,
+        )
+    };
+    assert_eq!(as_user("other", "POST", &ping).status, 404);
+    assert_eq!(as_user("other", "GET", b"").status, 404);
+    assert_eq!(as_user("other", "DELETE", b"").status, 404);
+    assert_eq!(as_user("good2", "POST", &ping).status, 200);
+    assert_eq!(as_user("good", "DELETE", b"").status, 200);
+}
+
+/// The bearer scheme ignores case; what is not a bearer token (RFC 6750 `b64token`) is
+/// refused without being checked; the metadata answers a browser's preflight.
+#[test]
+fn bearer_scheme_and_token_syntax_and_the_metadata_preflight() {
+    let (h, host) = authorized_server();
+    let a = h.local_addr();
+    let hh = ("Host", host.as_str());
+    let post = |auth: &str| {
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[ACCEPT_BOTH, JSON_CT, hh, ("Authorization", auth)],
+            &init_body("2025-06-18"),
+        )
+    };
+    assert_eq!(post("BEARER good").status, 200);
+    assert_eq!(post("bEaReR good").status, 200);
+    let r = post("Bearer go od,x");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("invalid_request")
+    );
+    let r = request(
+        a,
+        "OPTIONS",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[
+            hh,
+            ("Origin", "http://localhost:3000"),
+            ("Access-Control-Request-Method", "GET"),
+            ("Access-Control-Request-Headers", "mcp-protocol-version"),
+        ],
+        b"",
+    );
+    assert!(r.status == 204 || r.status == 200, "{}", r.status);
+    assert!(r.header("access-control-allow-origin").is_some());
 }

@@ -246,18 +246,12 @@ impl Introspection {
                 basic,
             )
             .map_err(introspection_failed)?;
-        if claims.get("active").and_then(Value::as_bool) != Some(true) {
-            return Err(AuthError::Invalid("the token is not active".into()));
-        }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+            .map_or(0.0, |d| d.as_secs_f64());
         let mut until = Instant::now() + self.cfg.cache_ttl;
-        if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
-            if exp <= now {
-                return Err(AuthError::Invalid("the token has expired".into()));
-            }
-            until = until.min(Instant::now() + Duration::from_secs(exp - now));
+        if let Some(left) = judge_times(&claims, now)? {
+            until = until.min(Instant::now().checked_add(left).unwrap_or(until));
         }
         if self.cfg.check_audience && !audience_names(&claims, resource) {
             return Err(AuthError::Invalid(format!(
@@ -364,6 +358,34 @@ impl Authorizer for Introspection {
     }
 }
 
+/// Whether an introspection answer says the token is good now (`now`: seconds since the
+/// epoch): active, not expired, already valid. Returns how long it stays good when it says
+/// (`exp`). `exp` and `nbf` are NumericDates (RFC 7519 §2: seconds, a fraction allowed); one
+/// that is not a number is refused, never read as "no expiry".
+fn judge_times(claims: &Value, now: f64) -> Result<Option<Duration>, AuthError> {
+    if claims.get("active").and_then(Value::as_bool) != Some(true) {
+        return Err(AuthError::Invalid("the token is not active".into()));
+    }
+    let date = |name: &str| match claims.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .filter(|d| d.is_finite())
+            .map(Some)
+            .ok_or_else(|| AuthError::Invalid(format!("the token's {name} is not a date"))),
+    };
+    if date("nbf")?.is_some_and(|nbf| nbf > now) {
+        return Err(AuthError::Invalid("the token is not valid yet".into()));
+    }
+    match date("exp")? {
+        Some(exp) if exp <= now => Err(AuthError::Invalid("the token has expired".into())),
+        Some(exp) => Ok(Some(
+            Duration::try_from_secs_f64(exp - now).unwrap_or(Duration::MAX),
+        )),
+        None => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,6 +440,33 @@ mod tests {
             }),
             AuthError::Unavailable(_)
         ));
+    }
+
+    #[test]
+    fn expiry_and_start_are_numeric_dates_and_anything_else_is_refused() {
+        let now = 1_000_000.0;
+        let ok = |v: serde_json::Value| judge_times(&v, now);
+        assert!(ok(json!({"active": true})).unwrap().is_none());
+        assert_eq!(
+            ok(json!({"active": true, "exp": now + 30.0})).unwrap(),
+            Some(Duration::from_secs(30))
+        );
+        for bad in [
+            json!({"active": false}),
+            json!({"active": "true"}),
+            json!({"active": true, "exp": now - 10.5}),
+            json!({"active": true, "exp": now}),
+            json!({"active": true, "exp": "1"}),
+            json!({"active": true, "exp": [1]}),
+            json!({"active": true, "nbf": now + 60.0}),
+            json!({"active": true, "nbf": "soon"}),
+        ] {
+            assert!(
+                matches!(ok(bad.clone()), Err(AuthError::Invalid(_))),
+                "{bad}"
+            );
+        }
+        assert!(ok(json!({"active": true, "nbf": now - 1.0, "exp": now + 0.5})).is_ok());
     }
 
     #[test]

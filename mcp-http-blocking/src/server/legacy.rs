@@ -43,6 +43,7 @@ pub(crate) fn open(
         return Err(HttpResponse::empty(500));
     };
     let sess = LegacySession::new(id, kind, ctx.cfg.clone(), ctx.store.clone());
+    sess.bind_owner(claims.as_ref());
     match ctx.sessions.insert(sess.clone(), ctx.cfg.max_sessions) {
         // The longest idle session made room: its client gets 404 next time, and starts anew.
         Some(evicted) => {
@@ -212,6 +213,7 @@ pub(crate) fn post(
 pub(crate) fn session_for(
     ctx: &Arc<ServerContext>,
     req: &HttpRequest,
+    claims: Option<&Value>,
 ) -> Result<Arc<LegacySession>, HttpResponse> {
     let cfg = &ctx.cfg;
     if let Some(v) = req.header(VERSION_HEADER) {
@@ -234,7 +236,8 @@ pub(crate) fn session_for(
         return Err(err400("Bad Request: Mcp-Session-Id header is required"));
     };
     match ctx.sessions.get(id) {
-        Some(s) if s.kind == Kind::Streamable && !s.is_closed() => {
+        // Another user's session is not found, as if it did not exist.
+        Some(s) if s.kind == Kind::Streamable && !s.is_closed() && s.owned_by(claims) => {
             s.touch();
             Ok(s)
         }
@@ -242,12 +245,16 @@ pub(crate) fn session_for(
     }
 }
 
-pub(crate) fn get(ctx: &Arc<ServerContext>, req: &HttpRequest) -> HttpResponse {
+pub(crate) fn get(
+    ctx: &Arc<ServerContext>,
+    req: &HttpRequest,
+    claims: Option<&Value>,
+) -> HttpResponse {
     let cfg = &ctx.cfg;
     if !cfg.enable_get_stream {
         return method_not_allowed();
     }
-    let sess = match session_for(ctx, req) {
+    let sess = match session_for(ctx, req, claims) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -304,11 +311,15 @@ pub(crate) fn get(ctx: &Arc<ServerContext>, req: &HttpRequest) -> HttpResponse {
     sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
 }
 
-pub(crate) fn delete(ctx: &Arc<ServerContext>, req: &HttpRequest) -> HttpResponse {
+pub(crate) fn delete(
+    ctx: &Arc<ServerContext>,
+    req: &HttpRequest,
+    claims: Option<&Value>,
+) -> HttpResponse {
     if !ctx.cfg.enable_delete {
         return method_not_allowed();
     }
-    let sess = match session_for(ctx, req) {
+    let sess = match session_for(ctx, req, claims) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -348,12 +359,13 @@ pub(crate) fn sse_post(
     ctx: &Arc<ServerContext>,
     req: &HttpRequest,
     body: &mut dyn Read,
+    claims: Option<&Value>,
 ) -> HttpResponse {
     let Some(id) = req.query_param("sessionId") else {
         return err400("the sessionId query parameter is required");
     };
     let sess = match ctx.sessions.get(id) {
-        Some(s) if s.kind == Kind::OldSse => s,
+        Some(s) if s.kind == Kind::OldSse && s.owned_by(claims) => s,
         _ => return session_not_found(None),
     };
     let bytes = match read_body(req, body, ctx.cfg.max_body) {

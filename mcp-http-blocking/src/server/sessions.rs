@@ -17,6 +17,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::service::{Closed, Outbound, Session};
 use mcp_core::version::ProtocolVersion;
+use serde_json::Value;
 
 use crate::server::answer::Escape;
 use crate::server::config::HttpConfig;
@@ -55,6 +56,9 @@ pub(crate) struct LegacySession {
     state: Mutex<State>,
     service: OnceLock<Arc<dyn Session>>,
     seq: AtomicU64,
+    /// Who the session belongs to (see `bind_owner`): a session id is no credential, so a
+    /// valid token of another user does not open someone else's session.
+    owner: OnceLock<Option<Value>>,
     cfg: Arc<HttpConfig>,
     store: Arc<dyn EventStore>,
 }
@@ -146,9 +150,22 @@ impl LegacySession {
             }),
             service: OnceLock::new(),
             seq: AtomicU64::new(0),
+            owner: OnceLock::new(),
             cfg,
             store,
         })
+    }
+
+    /// Binds the session to the user whose claims opened it (see [`owner_of`]): from then on
+    /// only requests of that user reach it.
+    pub fn bind_owner(&self, claims: Option<&Value>) {
+        let _ = self.owner.set(owner_of(claims));
+    }
+
+    /// Whether a request with `claims` comes from the user the session is bound to (always,
+    /// without authorization: both sides are `None`).
+    pub fn owned_by(&self, claims: Option<&Value>) -> bool {
+        self.owner.get().is_none_or(|o| *o == owner_of(claims))
     }
 
     /// The outbound handle given to the service: it holds the session weakly, so a session
@@ -765,6 +782,28 @@ pub(crate) fn parse_event_id(s: &str) -> Option<(u64, u64)> {
 /// A priming event: an id (the stream's cursor start) and empty data, plus the retry hint.
 pub(crate) fn priming_event(no: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
     format!("id: {no}-{seq}\nretry: {retry_ms}\ndata: \n\n").into_bytes()
+}
+
+/// The user behind a request's claims, as a session is bound to it: the claims that name who
+/// it is (`iss`, `sub`, `client_id`, `username`), so that a refreshed token (new `exp`, a
+/// stepped-up `scope`) keeps its session; claims naming none of those count whole, less what
+/// changes from token to token.
+pub(crate) fn owner_of(claims: Option<&Value>) -> Option<Value> {
+    let Value::Object(c) = claims? else {
+        return claims.cloned();
+    };
+    let named: serde_json::Map<String, Value> = ["iss", "sub", "client_id", "username"]
+        .into_iter()
+        .filter_map(|k| c.get(k).map(|v| (k.to_owned(), v.clone())))
+        .collect();
+    if !named.is_empty() {
+        return Some(Value::Object(named));
+    }
+    let mut rest = c.clone();
+    for k in ["exp", "iat", "nbf", "jti", "scope", "active"] {
+        rest.remove(k);
+    }
+    Some(Value::Object(rest))
 }
 
 #[cfg(test)]

@@ -235,8 +235,18 @@ impl StreamableHttp {
         let path = req.path();
         if let Some(auth) = &cfg.auth {
             if path == PRM_PATH || path == format!("{PRM_PATH}{}", cfg.path) {
+                // A browser asks before a discovery GET that carries a header of its own
+                // (`MCP-Protocol-Version`): the preflight is answered as the endpoint's is.
+                if req.method == "OPTIONS" {
+                    return Reply::Now(match req.header("Origin") {
+                        Some(o) if cfg.cors => preflight(req, o),
+                        _ => HttpResponse::empty(204).with_header("Allow", "GET, OPTIONS"),
+                    });
+                }
                 if req.method != "GET" {
-                    return Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"));
+                    return Reply::Now(
+                        HttpResponse::empty(405).with_header("Allow", "GET, OPTIONS"),
+                    );
                 }
                 let doc = json!({
                     "resource": self.resource_url(req),
@@ -263,8 +273,8 @@ impl StreamableHttp {
         if path == cfg.path {
             match req.method.as_str() {
                 "POST" => self.post(req, body, claims, via),
-                "GET" => Reply::Now(legacy::get(&self.inner, req)),
-                "DELETE" => Reply::Now(legacy::delete(&self.inner, req)),
+                "GET" => Reply::Now(legacy::get(&self.inner, req, claims.as_ref())),
+                "DELETE" => Reply::Now(legacy::delete(&self.inner, req, claims.as_ref())),
                 // `Allow` lists what this endpoint serves (GET and DELETE are legacy sessions').
                 _ => {
                     let legacy = cfg.versions.speaks(Era::Legacy);
@@ -285,7 +295,7 @@ impl StreamableHttp {
                 Reply::Now(HttpResponse::empty(405).with_header("Allow", "GET"))
             }
         } else if req.method == "POST" {
-            Reply::Now(legacy::sse_post(&self.inner, req, body))
+            Reply::Now(legacy::sse_post(&self.inner, req, body, claims.as_ref()))
         } else {
             Reply::Now(HttpResponse::empty(405).with_header("Allow", "POST"))
         }
@@ -322,16 +332,28 @@ impl StreamableHttp {
             c.push_str(extra);
             c
         };
+        // The scheme is matched ignoring case (RFC 9110 §11.1).
         let token = req
             .header("Authorization")
             .and_then(|h| {
-                h.strip_prefix("Bearer ")
-                    .or_else(|| h.strip_prefix("bearer "))
+                h.get(..7)
+                    .filter(|s| s.eq_ignore_ascii_case("bearer "))
+                    .map(|_| &h[7..])
             })
             .map(str::trim);
         let Some(token) = token.filter(|t| !t.is_empty()) else {
             return Err(HttpResponse::empty(401).with_header("WWW-Authenticate", challenge("")));
         };
+        if !is_b64token(token) {
+            // Not a bearer token at all (RFC 6750 §2.1): refused here, never sent on to be
+            // checked.
+            return Err(HttpResponse::empty(400).with_header(
+                "WWW-Authenticate",
+                challenge(
+                    ", error=\"invalid_request\", error_description=\"malformed bearer token\"",
+                ),
+            ));
+        }
         match auth.authorizer.authorize(token, &self.resource_url(req)) {
             Ok(claims) => Ok(Some(claims)),
             Err(AuthError::Invalid(why)) => Err(HttpResponse::empty(401).with_header(
@@ -487,7 +509,8 @@ impl StreamableHttp {
         }
         let (sess, minted) = match sid {
             Some(id) => match self.inner.sessions.get(id) {
-                Some(s) if s.kind == Kind::Streamable => (s, false),
+                // Another user's session is not found, as if it did not exist.
+                Some(s) if s.kind == Kind::Streamable && s.owned_by(claims.as_ref()) => (s, false),
                 _ => return Reply::Now(session_not_found(rid)),
             },
             None if is_init => match legacy::open(&self.inner, Kind::Streamable, claims) {
@@ -553,4 +576,13 @@ impl StreamableHttp {
         }
         Reply::Now(resp)
     }
+}
+
+/// RFC 6750 §2.1 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+fn is_b64token(t: &str) -> bool {
+    let body = t.trim_end_matches('=');
+    !body.is_empty()
+        && body.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/')
+        })
 }
