@@ -147,6 +147,37 @@ pub enum TransportKind {
     Memory,
 }
 
+/// Who a request's authorization claims name, as what a user owns (a legacy HTTP session, a
+/// task) is bound to: the members that say who it is (`iss`, `sub`, `client_id`, `username`),
+/// so that a refreshed token (a new `exp`, a stepped-up `scope`) is still the same requester.
+/// Claims naming none of those count whole, less what changes from one token to the next
+/// (`exp`, `iat`, `nbf`, `jti`, `scope`, `active`).
+///
+/// ```
+/// use serde_json::json;
+/// let a = mcp_core::service::requester(&json!({"sub": "alice", "exp": 1}));
+/// assert_eq!(a, mcp_core::service::requester(&json!({"sub": "alice", "exp": 2})));
+/// assert_ne!(a, mcp_core::service::requester(&json!({"sub": "bob", "exp": 1})));
+/// ```
+pub fn requester(claims: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    let Value::Object(c) = claims else {
+        return claims.clone();
+    };
+    let named: serde_json::Map<String, Value> = ["iss", "sub", "client_id", "username"]
+        .into_iter()
+        .filter_map(|k| c.get(k).map(|v| (k.to_owned(), v.clone())))
+        .collect();
+    if !named.is_empty() {
+        return Value::Object(named);
+    }
+    let mut rest = c.clone();
+    for k in ["exp", "iat", "nbf", "jti", "scope", "active"] {
+        rest.remove(k);
+    }
+    Value::Object(rest)
+}
+
 /// What the transport knows when a session opens.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

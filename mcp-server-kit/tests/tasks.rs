@@ -353,6 +353,13 @@ fn a_task_is_seen_only_by_its_requester() {
     }
     let mine = alice.ext(2, "tasks/get", json!({"taskId": t}));
     assert_eq!(mine["result"]["status"], "completed", "{mine}");
+    // Alice with a refreshed token (new `exp` and `scope`) is still Alice.
+    let refreshed = Peer::open(
+        &server,
+        Some(json!({"sub": "alice", "exp": 4_000_000_000u64, "scope": "more"})),
+    );
+    let again = refreshed.ext(3, "tasks/get", json!({"taskId": t}));
+    assert_eq!(again["result"]["status"], "completed", "{again}");
 }
 
 #[test]

@@ -784,26 +784,10 @@ pub(crate) fn priming_event(no: u64, seq: u64, retry_ms: u64) -> Vec<u8> {
     format!("id: {no}-{seq}\nretry: {retry_ms}\ndata: \n\n").into_bytes()
 }
 
-/// The user behind a request's claims, as a session is bound to it: the claims that name who
-/// it is (`iss`, `sub`, `client_id`, `username`), so that a refreshed token (new `exp`, a
-/// stepped-up `scope`) keeps its session; claims naming none of those count whole, less what
-/// changes from token to token.
+/// The user behind a request's claims, as a session is bound to it (see
+/// [`mcp_core::service::requester`]).
 pub(crate) fn owner_of(claims: Option<&Value>) -> Option<Value> {
-    let Value::Object(c) = claims? else {
-        return claims.cloned();
-    };
-    let named: serde_json::Map<String, Value> = ["iss", "sub", "client_id", "username"]
-        .into_iter()
-        .filter_map(|k| c.get(k).map(|v| (k.to_owned(), v.clone())))
-        .collect();
-    if !named.is_empty() {
-        return Some(Value::Object(named));
-    }
-    let mut rest = c.clone();
-    for k in ["exp", "iat", "nbf", "jti", "scope", "active"] {
-        rest.remove(k);
-    }
-    Some(Value::Object(rest))
+    claims.map(mcp_core::service::requester)
 }
 
 #[cfg(test)]

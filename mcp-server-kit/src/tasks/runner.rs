@@ -103,9 +103,10 @@ pub(crate) enum Route {
     Call(CallToolRequestParams),
 }
 
-/// The requester a task is bound to: the transport's authorization claims, when there are any.
+/// The requester a task is bound to: who the transport's authorization claims name, when
+/// there are any (the same requester with a refreshed token still sees its tasks).
 fn owner_of(auth: Option<&Value>) -> Option<String> {
-    auth.map(Value::to_string)
+    auth.map(|c| mcp_core::service::requester(c).to_string())
 }
 
 /// Decides how a `tools/call` runs: as a task when the tool supports tasks and the request's
