@@ -134,7 +134,8 @@ impl IntrospectionConfigBuilder {
         self
     }
 
-    /// Most answers kept (default 1,024).
+    /// Most answers kept (default 1,024). An answer of more than 64 KiB of JSON is used once
+    /// and not kept, so the cache holds at most 64 MiB at the default size.
     pub fn cache_size(mut self, v: usize) -> Self {
         self.config.cache_size = v;
         self
@@ -264,7 +265,10 @@ impl Introspection {
     /// Remembers `claims`, keeping the cache within its size: expired answers go first,
     /// then the one that would expire soonest.
     fn remember(&self, key: (String, String), claims: Value, until: Instant) {
-        if self.cfg.cache_size == 0 || self.cfg.cache_ttl.is_zero() {
+        if self.cfg.cache_size == 0
+            || self.cfg.cache_ttl.is_zero()
+            || mcp_core::jsonrpc::json_len(&claims) > MAX_CACHED_ANSWER
+        {
             return;
         }
         let mut cache = self.cache();
@@ -358,6 +362,10 @@ impl Authorizer for Introspection {
     }
 }
 
+/// The largest introspection answer the cache keeps, in bytes of JSON: an answer may be up to
+/// the 1 MiB body limit, and a thousand of those would be a gigabyte held for tokens.
+pub(crate) const MAX_CACHED_ANSWER: usize = 64 * 1024;
+
 /// Whether an introspection answer says the token is good now (`now`: seconds since the
 /// epoch): active, not expired, already valid. Returns how long it stays good when it says
 /// (`exp`). `exp` and `nbf` are NumericDates (RFC 7519 §2: seconds, a fraction allowed); one
@@ -390,6 +398,18 @@ fn judge_times(claims: &Value, now: f64) -> Result<Option<Duration>, AuthError> 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_large_answer_is_not_kept() {
+        let i = Introspection::new(IntrospectionConfig::builder("http://127.0.0.1:9/i").build());
+        let until = Instant::now() + Duration::from_secs(30);
+        let big = json!({"sub": "x".repeat(MAX_CACHED_ANSWER)});
+        i.remember(("a".into(), "r".into()), big, until);
+        i.remember(("b".into(), "r".into()), json!({"sub": "b"}), until);
+        let cache = i.cache();
+        assert_eq!(cache.len(), 1);
+        assert!(cache.contains_key(&("b".to_owned(), "r".to_owned())));
+    }
 
     #[test]
     fn the_cache_keeps_its_size_dropping_what_expires_first() {
