@@ -15,7 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+mod json_text;
 mod quick;
+
+pub use quick::RequestView;
 
 /// The JSON-RPC protocol version string every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";

@@ -311,6 +311,22 @@ pub trait Session: Send + Sync {
     /// Takes one incoming message (decode errors were already answered by the transport).
     fn handle(&self, msg: Message);
 
+    /// Offered one line of input (a single JSON object, valid UTF-8) before it is decoded:
+    /// true when the session served it from the text itself, and the transport then forgets
+    /// the line; false, and the line is decoded and given to [`handle`](Self::handle) as
+    /// usual. The default serves nothing.
+    ///
+    /// Only for what the session can read in place at less cost than a [`Message`] (the
+    /// kit's usual `tools/call`, read with
+    /// [`RequestView`](crate::jsonrpc::RequestView)). A session that returns false must not
+    /// have acted on the line in any way (no answer, no state, no call of
+    /// [`Outbound::will_block`]): the same message then reaches `handle`. The stdio server
+    /// offers lines; HTTP transports do not.
+    fn handle_line(&self, line: &str) -> bool {
+        let _ = line;
+        false
+    }
+
     /// The peer is gone or the transport is shutting down: cancel outstanding work. No more
     /// messages will arrive; messages sent after this may be dropped.
     fn close(&self);

@@ -821,3 +821,62 @@ fn an_abandoned_request_gets_no_answer() {
             .is_none()
     );
 }
+
+/// `take_plain` takes a request exactly where `handle` would dispatch it, and nowhere else.
+#[test]
+fn a_plain_request_is_taken_only_where_handle_would_dispatch_it() {
+    let now = Instant::now();
+    let mut s = server(json!({"tools": {}}));
+    let id = RequestId::Number(1);
+    // Not initialized: `handle` refuses it.
+    assert!(s.take_plain(&id, "tools/call").is_none());
+    initialize(&mut s, "2025-06-18", json!({"roots": {}}), now);
+    // Answered by the engine itself, or not served (no prompts declared, a method of the
+    // other era): what `handle` does not dispatch is not taken either.
+    let mut other = server(json!({"tools": {}}));
+    initialize(&mut other, "2025-06-18", json!({"roots": {}}), now);
+    let methods = [
+        "ping",
+        "initialize",
+        "logging/setLevel",
+        "prompts/get",
+        "server/discover",
+        "subscriptions/listen",
+        "tools/list",
+        "x/custom",
+    ];
+    for (n, method) in (10..).zip(methods) {
+        let dispatched = matches!(
+            other.handle(request(n, method, json!({})), now),
+            ServerStep::Dispatch(_)
+        );
+        let taken = s.take_plain(&RequestId::Number(n), method).is_some();
+        assert_eq!(taken, dispatched, "{method}");
+        assert!(!["ping", "initialize", "prompts/get"].contains(&method) || !taken);
+    }
+    let taken = s.take_plain(&id, "tools/call").expect("a plain call");
+    assert_eq!(taken.protocol_version, ProtocolVersion::V2025_06_18);
+    assert_eq!(*taken.client_capabilities, json!({"roots": {}}));
+    assert!(s.is_in_flight(&id));
+    // Its id is in flight now: a second request with it is not plain (`handle` refuses it).
+    assert!(s.take_plain(&id, "tools/call").is_none());
+    assert_eq!(
+        error_code(s.handle(request(1, "tools/call", json!({"name": "x"})), now)),
+        codes::INVALID_REQUEST
+    );
+    let answer = s
+        .respond_value(&id, Ok(json!({"content": []})))
+        .expect("its answer");
+    assert_eq!(json_of(&answer)["id"], 1);
+    assert!(!s.is_in_flight(&id));
+}
+
+/// A 2026-07-28 connection has no session for a plain request to join.
+#[test]
+fn a_modern_connection_takes_no_plain_request() {
+    let now = Instant::now();
+    let mut s = server(json!({"tools": {}}));
+    let step = s.handle(modern(1, "tools/list", json!({}), json!({})), now);
+    assert!(matches!(step, ServerStep::Dispatch(_)));
+    assert!(s.take_plain(&RequestId::Number(2), "tools/call").is_none());
+}

@@ -3,7 +3,7 @@
 //! the tool's plan as they are read and typed straight from the same text (see
 //! `dispatch::call_tool_text`).
 //!
-//! The params are a `RawValue`, so their text is valid JSON: the scan only has to find where
+//! The params text is valid JSON (a `RawValue`, or checked by the quick reader): the scan only has to find where
 //! each member begins and ends, not to check it. A call that is not usual (a `task`, a
 //! 2026-07-28 retry's `inputResponses` or `requestState`, a member written with escapes, a
 //! repeated member, arguments that are not an object) is `None`, and takes the general way,
@@ -11,18 +11,19 @@
 
 use std::ops::Range;
 
-use serde_json::value::RawValue;
-
 /// The name and arguments of a usual call, as byte ranges of its params text.
 pub(crate) struct CallText {
     name: Range<usize>,
     arguments: Option<Range<usize>>,
+    /// Whether the params have a `_meta` member (written plainly; an escaped name is not
+    /// usual).
+    meta: bool,
 }
 
 impl CallText {
     /// The parts of a usual call, or `None` for the general way.
-    pub(crate) fn read(params: &RawValue) -> Option<CallText> {
-        let t = params.get().as_bytes();
+    pub(crate) fn read(params: &str) -> Option<CallText> {
+        let t = params.as_bytes();
         let mut i = ws(t, 0);
         if t.get(i) != Some(&b'{') {
             return None;
@@ -31,6 +32,7 @@ impl CallText {
         let mut name = None;
         let mut arguments = None;
         let mut seen_arguments = false;
+        let mut meta = false;
         loop {
             i = ws(t, i);
             // The two names looked for are matched as they stand; any other is scanned.
@@ -62,8 +64,9 @@ impl CallText {
                 b"name" | b"arguments" | b"task" | b"inputResponses" | b"requestState" => {
                     return None;
                 }
-                // `_meta` (the engine read it) and unknown members (kept unused by the typed
-                // params).
+                // The engine read it.
+                b"_meta" => meta = true,
+                // Unknown members, kept unused by the typed params.
                 _ => {}
             }
             i = ws(t, end);
@@ -76,17 +79,24 @@ impl CallText {
         Some(CallText {
             name: name?,
             arguments,
+            meta,
         })
     }
 
+    /// Whether the params carry `_meta` (a progress token, a 2026-07-28 envelope): such a
+    /// call is not plain (see `ServerEngine::take_plain`).
+    pub(crate) fn has_meta(&self) -> bool {
+        self.meta
+    }
+
     /// The tool's name.
-    pub(crate) fn name<'a>(&self, params: &'a RawValue) -> &'a str {
-        params.get().get(self.name.clone()).unwrap_or_default()
+    pub(crate) fn name<'a>(&self, params: &'a str) -> &'a str {
+        params.get(self.name.clone()).unwrap_or_default()
     }
 
     /// The arguments object's text, if the call has one.
-    pub(crate) fn arguments<'a>(&self, params: &'a RawValue) -> Option<&'a str> {
-        self.arguments.clone().and_then(|r| params.get().get(r))
+    pub(crate) fn arguments<'a>(&self, params: &'a str) -> Option<&'a str> {
+        self.arguments.clone().and_then(|r| params.get(r))
     }
 }
 
@@ -172,11 +182,9 @@ mod tests {
 
     fn read(text: &str) -> Option<(String, Option<String>)> {
         let raw = RawValue::from_string(text.to_owned()).unwrap();
-        let c = CallText::read(&raw)?;
-        Some((
-            c.name(&raw).to_owned(),
-            c.arguments(&raw).map(str::to_owned),
-        ))
+        let raw = raw.get();
+        let c = CallText::read(raw)?;
+        Some((c.name(raw).to_owned(), c.arguments(raw).map(str::to_owned)))
     }
 
     /// Mutated params that are still valid JSON: whenever the scan finds a usual call, a full

@@ -183,7 +183,7 @@ pub(crate) fn call_tool(shared: &Shared, p: CallToolRequestParams, ctx: &Context
 /// A usual `tools/call` made from its params text (see [`CallText`]).
 pub(crate) fn call_tool_text(
     shared: &Shared,
-    params: &RawValue,
+    params: &str,
     call: &CallText,
     ctx: &Context,
 ) -> Outcome {

@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender, bounded};
 use mcp_core::engine::{
-    ClientNotice, ListKind, Outcome as EngineOutcome, RequestContext, ServerEngine, ServerStep,
-    Timeout,
+    ClientNotice, ListKind, Outcome as EngineOutcome, PlainRequest, RequestContext, ServerEngine,
+    ServerStep, Timeout,
 };
 use mcp_core::id_map::{IdMap, id_map};
-use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, codes};
+use mcp_core::jsonrpc::{ErrorObject, Message, Notification, RequestId, RequestView, codes};
 use mcp_core::service::{Outbound, Session, SessionInfo, TransportKind};
 use mcp_core::types::{
     ClientRequest, LoggingLevel, PaginatedRequestParams, ResultType, SubscriptionFilter,
@@ -219,9 +219,20 @@ impl KitSession {
 
     /// Answers a request the rate limit refused, and counts it.
     fn refuse(&self, rc: &RequestContext, method: &str, kind: Limited, wait: Duration) {
+        self.refuse_id(&rc.id, rc.protocol_version, method, kind, wait);
+    }
+
+    fn refuse_id(
+        &self,
+        id: &RequestId,
+        version: ProtocolVersion,
+        method: &str,
+        kind: Limited,
+        wait: Duration,
+    ) {
         self.shared.limiter.count(kind);
         let e = rate::refused(method, wait);
-        self.finish(&rc.id, method, rc.protocol_version, Outcome::Error(e));
+        self.finish(id, method, version, Outcome::Error(e));
     }
 
     /// Whether a notification of `kind` may go out now; one that may not is dropped and
@@ -244,8 +255,8 @@ impl KitSession {
         if rc.method == methods::TOOLS_CALL {
             // The usual call goes from its params text to the handler in one read.
             let quick = rc.params.take().and_then(|params| {
-                match CallText::read(&params)
-                    .filter(|c| tasks::plain_call(&self.shared, &rc, c.name(&params)))
+                match CallText::read(params.get())
+                    .filter(|c| tasks::plain_call(&self.shared, &rc, c.name(params.get())))
                 {
                     Some(call) => Some((params, call)),
                     None => {
@@ -255,11 +266,11 @@ impl KitSession {
                 }
             });
             if let Some((params, call)) = quick {
-                if let Err(wait) = self.admit_call(call.name(&params), version) {
+                if let Err(wait) = self.admit_call(call.name(params.get()), version) {
                     return self.refuse(&rc, methods::TOOLS_CALL, Limited::ToolCall, wait);
                 }
                 return self.spawn_handler(rc, methods::TOOLS_CALL, move |s, ctx| {
-                    let outcome = dispatch::call_tool_text(s, &params, &call, ctx);
+                    let outcome = dispatch::call_tool_text(s, params.get(), &call, ctx);
                     #[cfg(feature = "tasks")]
                     let outcome = tasks::continued(s, ctx, outcome);
                     outcome
@@ -451,25 +462,75 @@ impl KitSession {
     where
         F: FnOnce(&Shared, &Context) -> Outcome + Send + 'static,
     {
+        let head = PlainRequest {
+            protocol_version: rc.protocol_version,
+            client_capabilities: rc.client_capabilities,
+            client_info: rc.client_info,
+        };
+        if self.info.handle_may_block {
+            return self.run_here(rc.id, head, method, run);
+        }
+        let Some(me) = self.me.upgrade() else { return };
+        let call = self.new_call(rc.id, head, method, me.clone(), false);
+        let job = move || {
+            let ctx = Context { call };
+            let outcome = run(&me.shared, &ctx);
+            me.finish(&ctx.call.id, method, ctx.call.version, outcome);
+        };
+        if let Err(rejected) = self.shared.pool.execute(job) {
+            // Shutting down, or no thread could start: run it here rather than leave the
+            // request unanswered.
+            log::debug!("handler runs inline: {rejected}");
+            rejected.into_job()();
+        }
+    }
+
+    /// Runs a handler on this thread, a transport's reader that may block in `handle`: user
+    /// code may block, and the transport keeps reading elsewhere once told (stdio hands its
+    /// reading to another thread), with no hand-off to a worker on the answer's path.
+    fn run_here(
+        &self,
+        id: RequestId,
+        head: PlainRequest,
+        method: &'static str,
+        run: impl FnOnce(&Shared, &Context) -> Outcome,
+    ) {
         let Some(me) = self.me.upgrade() else { return };
         // A quick handler on the stdio reader: listed only if it blocks (see `Call::listed`).
         // Not over HTTP, whose other connections may carry a cancellation at any time.
-        let inline = self.info.handle_may_block;
-        let lazy = inline
-            && self.shared.config.quick_handlers
-            && self.info.transport == TransportKind::Stdio;
+        let quick = self.shared.config.quick_handlers;
+        let lazy = quick && self.info.transport == TransportKind::Stdio;
         // Run here, the handler needs no handle of its own on the session.
-        let (link, me): (Arc<dyn Link>, _) = if inline {
-            (me, None)
-        } else {
-            (me.clone(), Some(me))
-        };
+        let call = self.new_call(id, head, method, me, lazy);
+        if !quick && self.outbound().is_some_and(|out| !out.will_block()) {
+            return self.refuse_busy(&call, method);
+        }
+        let ctx = Context { call };
+        let outcome = run(&self.shared, &ctx);
+        // Over: from now on nothing lists it (a context the handler kept that blocks later
+        // has no request left to cancel). Stored before `finish` takes the state lock, under
+        // which a late listing looks at the flag.
+        ctx.call.listed.store(true, Ordering::Release);
+        self.finish(&ctx.call.id, method, ctx.call.version, outcome);
+    }
+
+    /// A call's context, listed in the session's calls unless `lazy` (see `Call::listed`).
+    fn new_call(
+        &self,
+        id: RequestId,
+        head: PlainRequest,
+        method: &'static str,
+        link: Arc<dyn Link>,
+        lazy: bool,
+    ) -> Arc<Call> {
+        #[cfg(not(feature = "tasks"))]
+        let _ = method;
         let call = Arc::new(Call {
-            id: rc.id,
-            version: rc.protocol_version,
-            client_info_raw: rc.client_info,
+            id,
+            version: head.protocol_version,
+            client_info_raw: head.client_info,
             client_info: OnceLock::new(),
-            client_capabilities: rc.client_capabilities,
+            client_capabilities: head.client_capabilities,
             auth: self.info.auth.clone(),
             param_headers: self.info.param_headers.clone(),
             cancel: Cancel::new(),
@@ -488,36 +549,7 @@ impl KitSession {
                 .calls
                 .insert(call.id.clone(), Arc::clone(&call));
         }
-        if inline {
-            // User code may block: the transport keeps reading elsewhere once told (stdio
-            // hands its reading to another thread), and the handler runs right here, with no
-            // hand-off to a worker on the answer's path.
-            if !self.shared.config.quick_handlers
-                && self.outbound().is_some_and(|out| !out.will_block())
-            {
-                return self.refuse_busy(&call, method);
-            }
-            let ctx = Context { call };
-            let outcome = run(&self.shared, &ctx);
-            // Over: from now on nothing lists it (a context the handler kept that blocks later
-            // has no request left to cancel). Stored before `finish` takes the state lock,
-            // under which a late listing looks at the flag.
-            ctx.call.listed.store(true, Ordering::Release);
-            self.finish(&ctx.call.id, method, ctx.call.version, outcome);
-            return;
-        }
-        let Some(me) = me else { return };
-        let job = move || {
-            let ctx = Context { call };
-            let outcome = run(&me.shared, &ctx);
-            me.finish(&ctx.call.id, method, ctx.call.version, outcome);
-        };
-        if let Err(rejected) = self.shared.pool.execute(job) {
-            // Shutting down, or no thread could start: run it here rather than leave the
-            // request unanswered.
-            log::debug!("handler runs inline: {rejected}");
-            rejected.into_job()();
-        }
+        call
     }
 
     /// Blocking now could leave nobody to read while the other handlers wait for the client:
@@ -807,6 +839,47 @@ impl Session for KitSession {
             ServerStep::Answer(a) => self.on_answer(a),
             ServerStep::Progress(_) | ServerStep::Nothing => {}
         }
+    }
+
+    /// The usual `tools/call` of a legacy session (no `_meta`, no task, nothing escaped),
+    /// served from the line it came in: nothing of the envelope is built, and the handler's
+    /// arguments are typed straight from the text. Only where handlers run on the reader
+    /// (stdio), since the handler borrows the line. Everything this declines (before acting
+    /// on the line in any way) reaches `handle` decoded, and takes the general way.
+    fn handle_line(&self, line: &str) -> bool {
+        if !self.info.handle_may_block {
+            return false;
+        }
+        let Some(view) = RequestView::read(line) else {
+            return false;
+        };
+        let (true, Some(params)) = (view.method == methods::TOOLS_CALL, view.params) else {
+            return false;
+        };
+        let Some(call) = CallText::read(params).filter(|c| !c.has_meta()) else {
+            return false;
+        };
+        // A legacy session's call is never a task (`tasks::plain_call`).
+        let taken = self
+            .state()
+            .engine
+            .take_plain(&view.id, methods::TOOLS_CALL);
+        let Some(head) = taken else {
+            return false;
+        };
+        let method = methods::TOOLS_CALL;
+        let version = head.protocol_version;
+        if let Err(wait) = self.admit_call(call.name(params), version) {
+            self.refuse_id(&view.id, version, method, Limited::ToolCall, wait);
+            return true;
+        }
+        self.run_here(view.id, head, method, |s, ctx| {
+            let outcome = dispatch::call_tool_text(s, params, &call, ctx);
+            #[cfg(feature = "tasks")]
+            let outcome = tasks::continued(s, ctx, outcome);
+            outcome
+        });
+        true
     }
 
     fn close(&self) {

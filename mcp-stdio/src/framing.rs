@@ -359,8 +359,20 @@ impl<R: BufRead> MessageReader<R> {
 
     /// The next message or bad line; `None` after EOF or an I/O error.
     pub fn read_message(&mut self) -> Option<Result<Message, FrameError>> {
+        match self.read_next(false)? {
+            Ok(Next::Message(m)) => Some(Ok(m)),
+            // Not asked for.
+            Ok(Next::Line(line)) => self.decode_taken(line),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// As [`read_message`](Self::read_message), but with `lines`, a line that holds a single
+    /// JSON object in valid UTF-8 comes undecoded, taken from the reader: the caller serves it
+    /// from its text, or hands it back to [`decode_taken`](Self::decode_taken).
+    pub(crate) fn read_next(&mut self, lines: bool) -> Option<Result<Next, FrameError>> {
         if let Some(item) = self.queued.pop_front() {
-            return Some(item.map_err(FrameError::Decode));
+            return Some(item.map(Next::Message).map_err(FrameError::Decode));
         }
         while !self.done {
             match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len) {
@@ -378,22 +390,55 @@ impl<R: BufRead> MessageReader<R> {
                     }));
                 }
                 Ok(LineRead::Line) if is_blank(&self.line) => {}
-                Ok(LineRead::Line) => {
-                    return match jsonrpc::decode_incoming(&self.line, self.allow_batches) {
-                        Err(e) => Some(Err(FrameError::Decode(e))),
-                        Ok(Incoming::Single(m)) => {
-                            if let Some(n) = &self.negotiated {
-                                n.incoming(&m);
-                            }
-                            Some(Ok(m))
+                Ok(LineRead::Line) if lines && self.line.first() == Some(&b'{') => {
+                    return match String::from_utf8(std::mem::take(&mut self.line)) {
+                        Ok(line) => Some(Ok(Next::Line(line))),
+                        Err(e) => {
+                            self.line = e.into_bytes();
+                            self.decode_line().map(|r| r.map(Next::Message))
                         }
-                        Ok(Incoming::Batch(items)) => self.batch(items),
                     };
                 }
+                Ok(LineRead::Line) => return self.decode_line().map(|r| r.map(Next::Message)),
             }
         }
         None
     }
+
+    /// Decodes a line [`read_next`](Self::read_next) handed out (its buffer comes back to the
+    /// reader).
+    pub(crate) fn decode_taken(&mut self, line: String) -> Option<Result<Message, FrameError>> {
+        self.line = line.into_bytes();
+        self.decode_line()
+    }
+
+    /// Gives back the buffer of a line served from its text, for the next line to reuse.
+    pub(crate) fn give_back(&mut self, line: String) {
+        if self.line.capacity() < line.capacity() {
+            self.line = line.into_bytes();
+        }
+    }
+
+    fn decode_line(&mut self) -> Option<Result<Message, FrameError>> {
+        match jsonrpc::decode_incoming(&self.line, self.allow_batches) {
+            Err(e) => Some(Err(FrameError::Decode(e))),
+            Ok(Incoming::Single(m)) => {
+                if let Some(n) = &self.negotiated {
+                    n.incoming(&m);
+                }
+                Some(Ok(m))
+            }
+            Ok(Incoming::Batch(items)) => self.batch(items),
+        }
+    }
+}
+
+/// What [`MessageReader::read_next`] read.
+pub(crate) enum Next {
+    /// A line holding one JSON object (valid UTF-8), undecoded.
+    Line(String),
+    /// A message.
+    Message(Message),
 }
 
 impl<R> MessageReader<R> {

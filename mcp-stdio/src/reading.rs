@@ -38,7 +38,7 @@ use mcp_core::executor::{Executor, Reason};
 use mcp_core::service::{Outbound, Session};
 
 use crate::ending::{Closer, DoneSignal, PanicReport};
-use crate::framing::{FrameError, MessageReader};
+use crate::framing::{FrameError, MessageReader, Next};
 use crate::output::{HandOff, SharedOutput};
 
 /// The right to read the input; its `done` reports the end of reading (a panic too, when it
@@ -141,17 +141,24 @@ impl<R: Read + Send + 'static> Reading<R> {
     }
 
     fn run_boxed(self: Arc<Self>, mut role: Box<Role<R>>) {
+        // A line the session declined to serve from its text, to decode.
+        let mut declined = None;
         loop {
-            if !role.reader.has_buffered() {
-                // About to wait for input: answers held back until now go out.
-                self.output.end_burst();
-            }
-            let next = role.reader.read_message();
+            let next = match declined.take() {
+                Some(line) => role.reader.decode_taken(line).map(|r| r.map(Next::Message)),
+                None => {
+                    if !role.reader.has_buffered() {
+                        // About to wait for input: answers held back until now go out.
+                        self.output.end_burst();
+                    }
+                    role.reader.read_next(true)
+                }
+            };
             if let Some(owed) = role.reader.take_batch_answers() {
                 // A batch: its answers go out together, as one array.
                 self.output.batches.open(owed);
             }
-            let msg = match next {
+            let next = match next {
                 None => return self.finish(*role, Ok(())),
                 Some(_) if self.stopped.load(Ordering::Acquire) => {
                     return self.finish(*role, Ok(()));
@@ -163,7 +170,7 @@ impl<R: Read + Send + 'static> Reading<R> {
                     }
                     return self.finish(*role, Ok(()));
                 }
-                Some(Ok(msg)) => msg,
+                Some(Ok(next)) => next,
             };
             if role.reader.has_buffered() {
                 self.output.begin_burst();
@@ -179,7 +186,17 @@ impl<R: Read + Send + 'static> Reading<R> {
                 outer: SLOT.replace(Some(Slot::Reader(self.id(), role))),
                 returned: false,
             };
-            self.session.handle(msg);
+            // A line is offered to the session as text first (see `Session::handle_line`).
+            let line = match next {
+                Next::Message(msg) => {
+                    self.session.handle(msg);
+                    None
+                }
+                Next::Line(line) => {
+                    let served = self.session.handle_line(&line);
+                    Some((line, served))
+                }
+            };
             holding.returned = true;
             match holding.take_back() {
                 // The answers can no longer go out (the client stopped listening): reading
@@ -190,6 +207,11 @@ impl<R: Read + Send + 'static> Reading<R> {
                 // `serve_on` that called it), a worker free again.
                 Back::Busy(awaited) => return self.handled(awaited),
                 Back::Gone => return,
+            }
+            match line {
+                Some((line, true)) => role.reader.give_back(line),
+                Some((line, false)) => declined = Some(line),
+                None => {}
             }
         }
     }

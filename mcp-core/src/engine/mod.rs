@@ -55,7 +55,7 @@ pub use meta::{
 pub use pending::{Expired, Timeout};
 pub use progress::ProgressUpdate;
 pub use server::{ServerConfig, ServerConfigBuilder, ServerEngine};
-pub use server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
+pub use server_step::{ClientNotice, ListKind, PlainRequest, RequestContext, ServerStep};
 
 /// An answer held as a `Value`, as the raw text `respond` takes.
 fn raw_outcome(

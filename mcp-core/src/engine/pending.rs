@@ -229,6 +229,19 @@ pub(crate) struct InFlight {
     pub cancelled: bool,
 }
 
+impl InFlight {
+    /// A request of `era` that asked for no progress and named no log level.
+    pub fn plain(era: Era) -> InFlight {
+        InFlight {
+            era,
+            progress_token: None,
+            last_progress: None,
+            log_level: None,
+            cancelled: false,
+        }
+    }
+}
+
 /// The requests this side received and still owes an answer, keyed by the peer's id.
 ///
 /// One entry is kept beside the map: a client that waits for each answer before it sends the

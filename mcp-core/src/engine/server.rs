@@ -27,7 +27,7 @@ use super::meta::{
 };
 use super::pending::{Expired, InFlight, IncomingTable, OutgoingTable, Timeout};
 use super::progress::{self, CancelledParams, ProgressParams, ProgressUpdate};
-use super::server_step::{ClientNotice, ListKind, RequestContext, ServerStep};
+use super::server_step::{ClientNotice, ListKind, PlainRequest, RequestContext, ServerStep};
 use super::{Answer, Outcome, Refused};
 
 /// What a server is and offers; fixed for the life of the engine.
@@ -319,6 +319,37 @@ impl ServerEngine {
         };
         self.track(&ctx);
         ServerStep::Dispatch(ctx)
+    }
+
+    /// Takes request `id` for `method`, read in place by the caller and carrying no `_meta`,
+    /// exactly as [`handle`](Self::handle) would dispatch it in an initialized legacy session,
+    /// but with no [`RequestContext`] built: no owned method or params, no scan of the params.
+    /// The request is in flight from here, answered through [`respond`](Self::respond) or
+    /// [`answer`](Self::answer) as any other.
+    ///
+    /// `None` wherever `handle` would do anything else with the request (answer it itself,
+    /// refuse it, or the connection is not a legacy session): nothing changed, and the caller
+    /// hands the decoded message to `handle`, which decides. The caller vouches that the
+    /// params hold no `_meta` member (no progress token, no 2026-07-28 envelope).
+    pub fn take_plain(&mut self, id: &RequestId, method: &str) -> Option<PlainRequest> {
+        let Mode::Legacy(session) = &self.mode else {
+            return None;
+        };
+        if matches!(method, m::INITIALIZE | m::PING | m::LOGGING_SET_LEVEL)
+            || self.incoming.contains(id)
+            || !gates::exists_in(method, Era::Legacy)
+            || !self.config.declared.allows(method)
+        {
+            return None;
+        }
+        let plain = PlainRequest {
+            protocol_version: session.version,
+            client_capabilities: Arc::clone(&session.client_capabilities),
+            client_info: session.client_info.clone(),
+        };
+        self.incoming
+            .insert(id.clone(), InFlight::plain(Era::Legacy));
+        Some(plain)
     }
 
     fn on_modern_request(&mut self, req: Request, head: meta::RequestMeta) -> ServerStep {

@@ -67,6 +67,19 @@ impl RequestContext {
     }
 }
 
+/// What a request taken by [`ServerEngine::take_plain`](super::ServerEngine::take_plain) is
+/// served with: the session's side of a [`RequestContext`] (a plain request asks for no
+/// progress and names no log level).
+#[derive(Debug, Clone)]
+pub struct PlainRequest {
+    /// The revision negotiated by `initialize`.
+    pub protocol_version: ProtocolVersion,
+    /// The capabilities the client declared in `initialize`.
+    pub client_capabilities: Arc<Value>,
+    /// The client's `Implementation`, when it said.
+    pub client_info: Option<Arc<Value>>,
+}
+
 /// A notification from the client the application may care about.
 #[derive(Debug, Clone)]
 pub enum ClientNotice {

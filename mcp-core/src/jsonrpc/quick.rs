@@ -10,17 +10,69 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::json_text::{string_stop, value_end};
 use super::{Message, Notification, Request, RequestId};
-use crate::word_scan;
+
+/// A usual request read in place: its method and params borrowed from the text, nothing built
+/// but the id (a string id is copied).
+///
+/// For a server that can serve some requests straight from the line it read (the stdio
+/// reader offers each line to [`Session::handle_line`](crate::service::Session::handle_line)):
+/// what [`read`](Self::read) accepts, [`decode`](super::decode) would decode to a
+/// [`Request`] with the same id, method and params, and what it refuses is left whole to the
+/// decoder, which decides every error. Reading a line this way costs no allocation for the
+/// method or the params.
+#[derive(Debug)]
+pub struct RequestView<'a> {
+    /// The request's id.
+    pub id: RequestId,
+    /// The method, as written (it has no escapes).
+    pub method: &'a str,
+    /// The params' text in the line, checked as JSON: an object or an array.
+    pub params: Option<&'a str>,
+}
+
+impl<'a> RequestView<'a> {
+    /// The request, when `text` is a request of the usual shape; `None` for anything else
+    /// (a notification, a response, escapes, extra members, invalid JSON).
+    pub fn read(text: &'a str) -> Option<RequestView<'a>> {
+        let (id, method, params) = parts(text)?;
+        Some(RequestView {
+            id: id?,
+            method,
+            params,
+        })
+    }
+}
 
 /// The message, when `text` has the usual shape.
 pub(super) fn message(text: &str) -> Option<Message> {
+    let (id, method, params) = parts(text)?;
+    let method = method.to_owned();
+    let params = match params {
+        // Checked already; serde_json checks it again as it makes the value.
+        Some(p) => {
+            let mut de = serde_json::Deserializer::from_str(p);
+            Some(<&RawValue>::deserialize(&mut de).ok()?.to_owned())
+        }
+        None => None,
+    };
+    Some(match id {
+        Some(id) => Message::Request(Request { id, method, params }),
+        None => Message::Notification(Notification { method, params }),
+    })
+}
+
+/// The id (if any), method and params of a usual request or notification, borrowed.
+#[inline]
+#[allow(clippy::type_complexity)]
+fn parts(text: &str) -> Option<(Option<RequestId>, &str, Option<&str>)> {
     let mut s = Scan { text, pos: 0 };
     s.expect(b'{')?;
     let mut jsonrpc = false;
     let mut id = None;
     let mut method = None;
-    let mut params: Option<&RawValue> = None;
+    let mut params: Option<&str> = None;
     loop {
         // The four names (and the version) are matched as they stand, quotes and all, with no
         // scan for where they end.
@@ -40,8 +92,8 @@ pub(super) fn message(text: &str) -> Option<Message> {
             method = Some(s.plain_str()?);
         } else if s.literal(b"params\"") && params.is_none() {
             s.expect(b':')?;
-            let raw = s.raw()?;
-            if !matches!(raw.get().as_bytes().first(), Some(b'{' | b'[')) {
+            let raw = s.value()?;
+            if !matches!(raw.as_bytes().first(), Some(b'{' | b'[')) {
                 return None;
             }
             params = Some(raw);
@@ -58,32 +110,7 @@ pub(super) fn message(text: &str) -> Option<Message> {
     if s.pos != text.len() || !jsonrpc {
         return None;
     }
-    let method = method?.to_owned();
-    let params = params.map(ToOwned::to_owned);
-    Some(match id {
-        Some(id) => Message::Request(Request { id, method, params }),
-        None => Message::Notification(Notification { method, params }),
-    })
-}
-
-/// Where, from `i` on, the first `"`, `\\` or control character lies: eight bytes a step (the
-/// lowest flag is exact, and it is the one taken), then one at a time for the tail.
-#[inline]
-fn string_stop(bytes: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let x = word_scan::word(chunk);
-        let flags = word_scan::bytes_equal(x, b'"')
-            | word_scan::bytes_equal(x, b'\\')
-            | word_scan::bytes_below(x, 0x20);
-        if flags != 0 {
-            return Some(i + word_scan::flagged_byte(flags));
-        }
-        i += 8;
-    }
-    let rest = bytes.get(i..)?;
-    rest.iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .map(|p| i + p)
+    Some((id, method?, params))
 }
 
 struct Scan<'a> {
@@ -162,15 +189,13 @@ impl<'a> Scan<'a> {
         self.text[start..end].parse().ok().map(RequestId::Number)
     }
 
-    /// Any JSON value as raw text, checked by serde_json; the scan goes on after it.
-    fn raw(&mut self) -> Option<&'a RawValue> {
+    /// Any JSON value as text, checked; the scan goes on after it.
+    fn value(&mut self) -> Option<&'a str> {
         self.skip_ws();
-        let rest = self.text.get(self.pos..)?;
-        let mut de = serde_json::Deserializer::from_str(rest);
-        let raw = <&'a RawValue>::deserialize(&mut de).ok()?;
-        let end = raw.get().as_ptr() as usize - self.text.as_ptr() as usize + raw.get().len();
-        self.pos = end;
-        Some(raw)
+        let start = self.pos;
+        self.pos = value_end(self.text.as_bytes(), start)?;
+        // Both ends are ASCII bytes of valid UTF-8 (or the text's end).
+        self.text.get(start..self.pos)
     }
 }
 
@@ -184,7 +209,7 @@ mod tests {
     /// The eight-byte steps find what a byte-by-byte look finds, wherever it lies.
     #[test]
     fn a_string_stops_where_a_byte_by_byte_scan_stops() {
-        use super::string_stop;
+        use super::super::json_text::string_stop;
         let alphabet: &[&[u8]] = &[
             b"a",
             b"\"",
