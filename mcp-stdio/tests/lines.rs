@@ -70,14 +70,15 @@ impl Session for LinesSession {
 
     fn handle(&self, msg: Message) {
         let Message::Request(r) = msg else { return };
-        if r.method == "release" {
-            self.release.0.send(()).unwrap();
-        }
         let offered = self.offered.lock().unwrap().len();
         self.answer(
             &r.id,
             json!({ "via": "message", "method": r.method, "params": r.params_value(), "offered": offered }),
         );
+        // After its own answer, so that the blocked line's answer comes second.
+        if r.method == "release" {
+            self.release.0.send(()).unwrap();
+        }
     }
 
     fn close(&self) {}
