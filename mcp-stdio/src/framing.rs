@@ -278,6 +278,8 @@ pub struct MessageReader<R> {
     queued: VecDeque<Result<Message, DecodeError>>,
     /// The answers the batch just read owes (see [`take_batch_answers`](Self::take_batch_answers)).
     batch_answers: Option<Vec<Option<RequestId>>>,
+    /// The last message read came from a batch.
+    batched: bool,
     done: bool,
     /// A server's session: batches follow the revision it negotiated.
     negotiated: Option<Arc<Negotiated>>,
@@ -302,6 +304,7 @@ impl<R: BufRead> MessageReader<R> {
             line: Vec::new(),
             queued: VecDeque::new(),
             batch_answers: None,
+            batched: false,
             done: false,
             negotiated: None,
         }
@@ -374,6 +377,7 @@ impl<R: BufRead> MessageReader<R> {
         if let Some(item) = self.queued.pop_front() {
             return Some(item.map(Next::Message).map_err(FrameError::Decode));
         }
+        self.batched = false;
         while !self.done {
             match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len) {
                 Err(e) => {
@@ -472,6 +476,7 @@ impl<R> MessageReader<R> {
         if !owed.is_empty() {
             self.batch_answers = Some(owed);
         }
+        self.batched = true;
         self.queued.extend(items);
         // decode_incoming never yields an empty batch.
         self.queued
@@ -485,6 +490,11 @@ impl<R> MessageReader<R> {
     /// array (JSON-RPC 2.0 §6); `None` after any other read.
     pub(crate) fn take_batch_answers(&mut self) -> Option<Vec<Option<RequestId>>> {
         self.batch_answers.take()
+    }
+
+    /// Whether the message just read is an element of a batch.
+    pub(crate) fn batched(&self) -> bool {
+        self.batched
     }
 }
 

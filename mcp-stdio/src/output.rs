@@ -56,6 +56,11 @@ const BATCH_HOLD_BYTES: usize = 4 * 1024 * 1024;
 /// one array (JSON-RPC 2.0 §6): answers come from any thread, in any order, and a batch's
 /// elements are told apart by the ids it owes (one entry per answer; a null id for an element
 /// refused without a readable id).
+///
+/// A client may reuse, in a later line, an id a batch still owes (a protocol error the engine
+/// answers at once): that answer is the later line's. So an answer goes to the newest batch
+/// that owes its id, and a single request reusing an owed id is owed by a batch of its own
+/// that is sent alone (`expect_alone`), so that neither answer lands in the other's place.
 #[derive(Default)]
 pub(crate) struct Batches {
     /// Some batch is open: the only thing an answer outside batches looks at.
@@ -67,6 +72,8 @@ struct Batch {
     owed: Vec<Option<RequestId>>,
     answers: Vec<Message>,
     bytes: usize,
+    /// A single request's (see `expect_alone`): its answer goes out on its own.
+    alone: bool,
 }
 
 /// What became of an answer offered to the batches.
@@ -87,11 +94,40 @@ impl Batches {
             owed,
             answers: Vec::new(),
             bytes: 0,
+            alone: false,
         });
         self.any.store(true, Ordering::Release);
     }
 
-    fn is_open(&self) -> bool {
+    /// A single request `id` was read: if an open batch owes an answer with the same id, the
+    /// next answer to `id` is this request's, and goes out alone (see the type).
+    pub(crate) fn expect_alone(&self, id: &RequestId) {
+        if !self.is_open() {
+            return;
+        }
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if Self::owner(&open, Some(id)).is_none() {
+            return;
+        }
+        open.push(Batch {
+            owed: vec![Some(id.clone())],
+            answers: Vec::new(),
+            bytes: 0,
+            alone: true,
+        });
+    }
+
+    /// The newest open batch that owes an answer with `id`, and the answer's slot in it.
+    fn owner(open: &[Batch], id: Option<&RequestId>) -> Option<(usize, usize)> {
+        open.iter().enumerate().rev().find_map(|(at, b)| {
+            b.owed
+                .iter()
+                .position(|o| o.as_ref() == id)
+                .map(|s| (at, s))
+        })
+    }
+
+    pub(crate) fn is_open(&self) -> bool {
         self.any.load(Ordering::Acquire)
     }
 
@@ -106,15 +142,14 @@ impl Batches {
         if !matches!(msg, Message::Response(_) | Message::Error(_)) {
             return Claim::NotMine(msg);
         }
-        let id = msg.id().cloned();
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let Some((at, slot)) = open
-            .iter()
-            .enumerate()
-            .find_map(|(at, b)| b.owed.iter().position(|o| *o == id).map(|slot| (at, slot)))
-        else {
+        let Some((at, slot)) = Self::owner(&open, msg.id()) else {
             return Claim::NotMine(msg);
         };
+        if open[at].alone {
+            self.close(&mut open, at);
+            return Claim::NotMine(msg);
+        }
         let batch = &mut open[at];
         batch.owed.swap_remove(slot);
         batch.bytes += msg.to_vec().len();
@@ -125,12 +160,11 @@ impl Batches {
     /// The answer to `id` will never come (it was cancelled): its batch stops waiting for it.
     fn unanswered(&self, id: &RequestId) -> Option<Vec<Message>> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        let (at, slot) = open.iter().enumerate().find_map(|(at, b)| {
-            b.owed
-                .iter()
-                .position(|o| o.as_ref() == Some(id))
-                .map(|slot| (at, slot))
-        })?;
+        let (at, slot) = Self::owner(&open, Some(id))?;
+        if open[at].alone {
+            self.close(&mut open, at);
+            return None;
+        }
         open[at].owed.swap_remove(slot);
         match self.release(&mut open, at) {
             Claim::Send(all) => Some(all),
@@ -138,15 +172,22 @@ impl Batches {
         }
     }
 
+    /// Takes batch `at` out (keeping the others in the order they were read: the newest owes
+    /// first).
+    fn close(&self, open: &mut Vec<Batch>, at: usize) -> Batch {
+        let done = open.remove(at);
+        if open.is_empty() {
+            self.any.store(false, Ordering::Release);
+        }
+        done
+    }
+
     /// Batch `at` after a change: complete (closed, its answers out, if it has any), over its
     /// byte bound (what it holds out), or still waiting.
     fn release(&self, open: &mut Vec<Batch>, at: usize) -> Claim {
         let batch = &mut open[at];
         if batch.owed.is_empty() {
-            let done = open.swap_remove(at);
-            if open.is_empty() {
-                self.any.store(false, Ordering::Release);
-            }
+            let done = self.close(open, at);
             return if done.answers.is_empty() {
                 Claim::Held
             } else {

@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use mcp_core::executor::{Executor, Reason};
+use mcp_core::jsonrpc::Message;
 use mcp_core::service::{Outbound, Session};
 
 use crate::ending::{Closer, DoneSignal, PanicReport};
@@ -151,7 +152,9 @@ impl<R: Read + Send + 'static> Reading<R> {
                         // About to wait for input: answers held back until now go out.
                         self.output.end_burst();
                     }
-                    role.reader.read_next(true)
+                    // While a batch waits for answers, every line is decoded, so that its
+                    // id can be looked at (below).
+                    role.reader.read_next(!self.output.batches.is_open())
                 }
             };
             if let Some(owed) = role.reader.take_batch_answers() {
@@ -172,6 +175,12 @@ impl<R: Read + Send + 'static> Reading<R> {
                 }
                 Some(Ok(next)) => next,
             };
+            if let Next::Message(Message::Request(r)) = &next {
+                if !role.reader.batched() {
+                    // A single request reusing an id a batch owes: its answer goes alone.
+                    self.output.batches.expect_alone(&r.id);
+                }
+            }
             if role.reader.has_buffered() {
                 self.output.begin_burst();
             } else {

@@ -1301,3 +1301,41 @@ fn the_writer_starts_when_every_worker_is_blocked_in_a_handler() {
     h.eof();
     h.result().unwrap();
 }
+
+/// A single request reusing an id a batch still owes (a protocol error, which a server
+/// answers at once) gets its answer on a line of its own, and the batch its own answer.
+#[test]
+fn a_single_request_reusing_an_id_a_batch_owes_is_answered_alone() {
+    let mut h = start(Config::default(), false, false);
+    h.initialize("2025-03-26");
+    h.send_line(concat!(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"wait","params":{"gate":"g"}},"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"two"}}]"#
+    ));
+    assert_eq!(h.probe.waiting_rx.recv_timeout(WAIT).unwrap(), "g");
+    // Answered at once (the echo service takes any id): alone, not in the batch's array.
+    h.echo(1, "again");
+    let alone = h.read_any().unwrap();
+    assert_eq!(alone.len(), 1, "{alone:?}");
+    let Message::Response(r) = &alone[0] else {
+        panic!("{alone:?}")
+    };
+    assert_eq!(r.id, RequestId::Number(1));
+    assert_eq!(r.result::<serde_json::Value>().unwrap()["text"], "again");
+    // The batch's own answer to id 1 comes in its array, with id 2's.
+    h.probe.gates.open("g");
+    let got = h.read_batch();
+    assert_eq!(got.len(), 2, "{got:?}");
+    let released = got
+        .iter()
+        .find_map(|m| match m {
+            Message::Response(r) if r.id == RequestId::Number(1) => {
+                Some(r.result::<serde_json::Value>().unwrap())
+            }
+            _ => None,
+        })
+        .expect("id 1's answer in the batch");
+    assert_eq!(released["released"], true);
+    h.eof();
+    h.result().unwrap();
+}

@@ -75,22 +75,24 @@ fn parts(text: &str) -> Option<(Option<RequestId>, &str, Option<&str>)> {
     let mut params: Option<&str> = None;
     loop {
         // The four names (and the version) are matched as they stand, quotes and all, with no
-        // scan for where they end.
+        // scan for where they end. A name already seen is not looked for (a match moves the
+        // scan, so a repeated one must fail here rather than let the next name be matched
+        // after it).
         s.expect(b'"')?;
-        if s.literal(b"jsonrpc\"") && !jsonrpc {
+        if !jsonrpc && s.literal(b"jsonrpc\"") {
             s.expect(b':')?;
             s.expect(b'"')?;
             if !s.literal(b"2.0\"") {
                 return None;
             }
             jsonrpc = true;
-        } else if s.literal(b"id\"") && id.is_none() {
+        } else if id.is_none() && s.literal(b"id\"") {
             s.expect(b':')?;
             id = Some(s.id()?);
-        } else if s.literal(b"method\"") && method.is_none() {
+        } else if method.is_none() && s.literal(b"method\"") {
             s.expect(b':')?;
             method = Some(s.plain_str()?);
-        } else if s.literal(b"params\"") && params.is_none() {
+        } else if params.is_none() && s.literal(b"params\"") {
             s.expect(b':')?;
             let raw = s.value()?;
             if !matches!(raw.as_bytes().first(), Some(b'{' | b'[')) {
@@ -258,8 +260,36 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#,
         ];
         let alphabet: &[&str] = &[
-            "{", "}", "[", "]", ",", ":", "\"", "\\", "\\u0041", "\\ud800", " ", "\n", "0", "1",
-            "-", ".", "e", "+", "a", "t", "n", "é", "\u{1}", "id", "params", "null",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "\"",
+            "\\",
+            "\\u0041",
+            "\\ud800",
+            " ",
+            "\n",
+            "0",
+            "1",
+            "-",
+            ".",
+            "e",
+            "+",
+            "a",
+            "t",
+            "n",
+            "é",
+            "\u{1}",
+            "id",
+            "params",
+            "null",
+            "id\"",
+            "method\"",
+            "jsonrpc\"",
+            "params\"",
         ];
         let mut seed = 5u64;
         let mut next = move || {
@@ -334,6 +364,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#,
             // Invalid, in ways the general decoder words.
+            r#"{"jsonrpc":"2.0","id":1,"jsonrpc"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method"params":{},"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":12,"id"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","method":"x","params":{},"params"id":1}"#,
             r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"x","method":"y"}"#,
             r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"x"}"#,
