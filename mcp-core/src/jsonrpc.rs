@@ -16,6 +16,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 mod json_text;
+#[cfg(test)]
+mod mutation;
 mod quick;
 
 pub use quick::RequestView;

@@ -194,40 +194,11 @@ mod tests {
             "\n", "\t", "0", "1", "-", ".", "e", "E", "+", "a", "t", "true", "nul", "null", "fals",
             "é", "😀", "\u{1}", "\u{1f}", "\u{7f}", "01", "1.", ".5", "1e", "\"k\":",
         ];
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut rng = crate::jsonrpc::mutation::Lcg(11);
         let (mut valid, mut invalid) = (0, 0);
         for round in 0..100_000 {
             let mut text = seeds[round % seeds.len()].to_owned();
-            for _ in 0..1 + next() % 3 {
-                let mut at = next() % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let piece = alphabet[next() % alphabet.len()];
-                match next() % 3 {
-                    0 => text.insert_str(at, piece),
-                    1 => {
-                        let mut end = (at + 1 + next() % 3).min(text.len());
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        text.replace_range(at..end, "");
-                    }
-                    _ => {
-                        let mut end = (at + 1).min(text.len());
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        text.replace_range(at..end, piece);
-                    }
-                }
-            }
+            crate::jsonrpc::mutation::mutate(&mut text, alphabet, &mut rng);
             let want = serde_end(&text);
             assert_eq!(value_end(text.as_bytes(), 0), want, "{text:?}");
             if want.is_some() {

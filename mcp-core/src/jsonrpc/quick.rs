@@ -291,40 +291,11 @@ mod tests {
             "jsonrpc\"",
             "params\"",
         ];
-        let mut seed = 5u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut rng = crate::jsonrpc::mutation::Lcg(5);
         let mut accepted = 0;
         for round in 0..60_000 {
             let mut text = seeds[round % seeds.len()].to_owned();
-            for _ in 0..1 + next() % 3 {
-                let mut at = next() % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let piece = alphabet[next() % alphabet.len()];
-                match next() % 3 {
-                    0 => text.insert_str(at, piece),
-                    1 => {
-                        let mut end = (at + 1 + next() % 3).min(text.len());
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        text.replace_range(at..end, "");
-                    }
-                    _ => {
-                        let mut end = (at + 1).min(text.len());
-                        while !text.is_char_boundary(end) {
-                            end += 1;
-                        }
-                        text.replace_range(at..end, piece);
-                    }
-                }
-            }
+            crate::jsonrpc::mutation::mutate(&mut text, alphabet, &mut rng);
             if let Some(quick) = message(&text) {
                 accepted += 1;
                 let general = super::super::decode_general(&text)
