@@ -42,7 +42,7 @@ def session(server: str, calls: int, profile: str) -> None:
         return json.loads(p.stdout.readline())
 
     ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
+        "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "order-functions", "version": "1"}}})
     ask({"jsonrpc": "2.0", "method": "notifications/initialized"})
     tools = ask({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})["result"]["tools"]
