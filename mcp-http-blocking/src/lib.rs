@@ -70,6 +70,13 @@ pub enum Error {
         /// The tag as given.
         tag: String,
     },
+    /// A server configuration that would be unsafe to run: an authorizing server with every
+    /// `Host` allowed and no public URL, say (tokens would be checked for a URL the client
+    /// names).
+    InvalidConfig {
+        /// What is wrong and what to set.
+        reason: &'static str,
+    },
     /// A request of the HTTP client got no usable answer: the connection was refused, reset
     /// or timed out, or the answer's body could not be read (ureq's error).
     #[cfg(feature = "client")]
@@ -129,6 +136,7 @@ impl fmt::Display for Error {
                 f,
                 "invalid instance tag {tag:?}: 1 to 64 of A-Z a-z 0-9 !#$%&'*+-^_`|~ (no '.')"
             ),
+            Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
             #[cfg(feature = "client")]
             Error::Http { url, source } => write!(f, "{url}: {source}"),
             #[cfg(feature = "client")]
@@ -194,6 +202,7 @@ impl std::error::Error for Error {
             } => Some(e.as_ref()),
             Error::InvalidUrl { .. }
             | Error::InvalidInstanceTag { .. }
+            | Error::InvalidConfig { .. }
             | Error::UnexpectedAnswer { .. }
             | Error::StreamEnded { source: None, .. }
             | Error::SessionLost { .. } => None,

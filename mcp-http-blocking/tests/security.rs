@@ -350,3 +350,159 @@ fn bearer_scheme_and_token_syntax_and_the_metadata_preflight() {
     assert!(r.status == 204 || r.status == 200, "{}", r.status);
     assert!(r.header("access-control-allow-origin").is_some());
 }
+
+/// Accepts a token only for the resource it was issued for (the resource URL with `~` for
+/// `:`, to stay a valid bearer token), as a real authorizer checks the audience.
+struct Audience;
+impl Authorizer for Audience {
+    fn authorize(&self, token: &str, resource: &str) -> Result<serde_json::Value, AuthError> {
+        if token.replace('~', ":") == resource {
+            Ok(json!({"sub": "alice"}))
+        } else {
+            Err(AuthError::Invalid("another audience".into()))
+        }
+    }
+}
+
+fn audience_server(cfg: mcp_http_blocking::HttpConfigBuilder) -> mcp_http_blocking::ServerHandle {
+    HttpServer::builder()
+        .config(cfg.build())
+        .build(TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap()
+}
+
+fn audience_auth() -> mcp_http_blocking::AuthConfigBuilder {
+    AuthConfig::builder(Arc::new(Audience)).authorization_servers(["https://auth.example"])
+}
+
+/// The audience a token is checked for is this server's URL, never one the client names in
+/// `Host`: a token issued for another server on the same host (another port) is refused, and
+/// a server that allows every `Host` must be told its URL.
+#[test]
+fn the_audience_never_comes_from_a_host_the_client_chooses() {
+    let h = audience_server(HttpConfig::builder().auth(audience_auth().build()));
+    let a = h.local_addr();
+    let ours = format!("127.0.0.1:{}", a.port());
+    let other = format!("127.0.0.1:{}", a.port().wrapping_add(1).max(1));
+    let post = |host: &str, token: &str| {
+        let auth = format!("Bearer {token}");
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[
+                ACCEPT_BOTH,
+                JSON_CT,
+                ("Host", host),
+                ("Authorization", &auth),
+            ],
+            &init_body("2025-06-18"),
+        )
+    };
+    // This server's own token, through its own address: served.
+    assert_eq!(
+        post(&ours, &format!("http://{ours}/mcp").replace(':', "~")).status,
+        200
+    );
+    // A token for the server on the next port, with a Host naming that port: refused before
+    // the token is looked at, and no metadata of that other server is made up either.
+    let r = post(&other, &format!("http://{other}/mcp").replace(':', "~"));
+    assert_eq!(r.status, 421, "a token for another port was checked");
+    let r = request(
+        a,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[("Host", other.as_str())],
+        b"",
+    );
+    assert_eq!(r.status, 421);
+
+    // Every Host allowed and no public URL: refused at build time.
+    let open = HttpConfig::builder()
+        .allowed_hosts(["*"])
+        .auth(audience_auth().build());
+    let err = HttpServer::builder()
+        .config(open.clone().build())
+        .build(TestService(Ctl::new()))
+        .err()
+        .expect("an open server with Host-made audiences was built");
+    assert!(
+        matches!(err, mcp_http_blocking::Error::InvalidConfig { .. }),
+        "{err}"
+    );
+    // The same on another HTTP server (the transport alone): 421 at request time.
+    let core = mcp_http_blocking::StreamableHttp::new(TestService(Ctl::new()), open.build());
+    let req = mcp_http_blocking::HttpRequest::new("POST", "/mcp")
+        .with_header("Host", "evil.example")
+        .with_header("Content-Type", "application/json")
+        .with_header("Authorization", "Bearer http~//evil.example/mcp");
+    assert_eq!(
+        core.handle(&req, &mut &init_body("2025-06-18")[..]).status,
+        421
+    );
+    // With the public URL set, every Host is checked for that URL alone.
+    let h = audience_server(
+        HttpConfig::builder()
+            .allowed_hosts(["*"])
+            .auth(audience_auth().public_url("https://mcp.example/").build()),
+    );
+    let a = h.local_addr();
+    let post = |host: &str, token: &str| {
+        let auth = format!("Bearer {token}");
+        request(
+            a,
+            "POST",
+            "/mcp",
+            &[
+                ACCEPT_BOTH,
+                JSON_CT,
+                ("Host", host),
+                ("Authorization", &auth),
+            ],
+            &init_body("2025-06-18"),
+        )
+    };
+    assert_eq!(post("evil.example", "http~//evil.example/mcp").status, 401);
+    assert_eq!(post("evil.example", "https~//mcp.example/mcp").status, 200);
+}
+
+/// MCP wants protected resource metadata to name at least one authorization server: a server
+/// whose tokens come from none (a fixed token) publishes no metadata and points at none.
+#[test]
+fn without_an_authorization_server_no_metadata_is_published() {
+    let h = audience_server(
+        HttpConfig::builder().auth(AuthConfig::builder(Arc::new(Audience)).build()),
+    );
+    let a = h.local_addr();
+    let host = format!("127.0.0.1:{}", a.port());
+    let hh = ("Host", host.as_str());
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        assert_eq!(request(a, "GET", path, &[hh], b"").status, 404, "{path}");
+    }
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, hh],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 401);
+    let www = r.header("www-authenticate").unwrap();
+    assert!(www.starts_with("Bearer"), "{www}");
+    assert!(!www.contains("resource_metadata"), "{www}");
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, hh, ("Authorization", "Bearer nope")],
+        &init_body("2025-06-18"),
+    );
+    assert_eq!(r.status, 401);
+    let www = r.header("www-authenticate").unwrap();
+    assert!(www.starts_with("Bearer error=\"invalid_token\""), "{www}");
+}

@@ -3,7 +3,9 @@
 //! In that era a server cannot call the client back in the middle of a request. A handler that
 //! needs input makes the server answer `InputRequiredResult`; the client gathers the answers and
 //! retries with them plus the `requestState` the server handed out. The state holds the answers
-//! given so far, is bound to the method and arguments of its request, and expires.
+//! given so far, is bound to the method and arguments of its request and to who made it (the
+//! requester the transport's authorization step names, `mcp_core::service::requester`), and
+//! expires.
 //!
 //! Where it lives depends on the transport:
 //! - **Sealed**, when the session has the transport's sealer (`SessionInfo::sealer`; the HTTP
@@ -11,7 +13,9 @@
 //!   retry may reach another instance, so the state travels with the client. It is then
 //!   attacker-controlled, and holds the user's answers, which the client has no business
 //!   reading back: the sealer (an AEAD) keeps it secret and tamper-proof, and binds it to its
-//!   request through the associated data, so a state is never accepted for another request.
+//!   request and its requester through the associated data, so a state is never accepted for
+//!   another request, nor from another user who got hold of it (it holds the first user's
+//!   answers, which the retry would otherwise act on in the second user's name).
 //! - **Kept in the session** otherwise (stdio, where one session is one client): the client
 //!   gets a handle (`local:N`) to a state that never leaves the server, and the kit needs no
 //!   cryptography at all.
@@ -46,9 +50,19 @@ fn unix_now() -> u64 {
         .as_secs()
 }
 
-/// What a sealed state is bound to: its purpose and its request.
-fn context_of(binding: &str) -> Vec<u8> {
+/// What a sealed state is bound to: its purpose, its requester (JSON text, `null` without
+/// authorization) and its request. The requester's text is length-prefixed, so no requester
+/// and binding can be read as another pair.
+fn context_of(ctx: &Context, binding: &str) -> Vec<u8> {
+    let who = ctx
+        .call
+        .auth
+        .as_ref()
+        .map_or(Value::Null, mcp_core::service::requester)
+        .to_string();
     let mut c = b"requestState\0".to_vec();
+    c.extend_from_slice(&(who.len() as u64).to_be_bytes());
+    c.extend_from_slice(who.as_bytes());
     c.extend_from_slice(binding.as_bytes());
     c
 }
@@ -77,7 +91,7 @@ pub(crate) fn seal(
     };
     let payload = serde_json::to_vec(&state).ok()?;
     match sealer {
-        Some(s) => s.seal(&payload, &context_of(&binding)),
+        Some(s) => s.seal(&payload, &context_of(ctx, &binding)),
         None => Some(format!("{LOCAL_STATE}{}", link.stash(payload))),
     }
 }
@@ -88,7 +102,7 @@ pub(crate) fn open(ctx: &Context, state: &str, binding: &Value) -> Option<Map<St
     let binding = binding.to_string();
     let link = &ctx.call.link;
     let payload = match (link.sealer(), state.strip_prefix(LOCAL_STATE)) {
-        (Some(s), None) => s.open(state, &context_of(&binding))?,
+        (Some(s), None) => s.open(state, &context_of(ctx, &binding))?,
         (None, Some(handle)) => link.unstash(handle)?,
         // A handle where states are sealed, or a sealed state where they are kept: neither
         // was issued here.

@@ -239,3 +239,38 @@ fn without_a_sealer_the_state_stays_in_its_session() {
     let r = call(&a, 6, Some(&sealed), json!({"first": answer(ANSWER)}));
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
+
+/// A session of an instance sealing under secret 1, for the user the claims name.
+fn instance_for(claims: Value) -> Peer {
+    let sealer = StateSealer::shared(&secret(1), None);
+    Peer::open_with(
+        &server(),
+        SessionInfo::new(TransportKind::StreamableHttp)
+            .with_sealer(Arc::new(sealer))
+            .with_auth(claims),
+    )
+}
+
+#[test]
+fn a_state_is_accepted_only_from_the_user_it_was_issued_to() {
+    let alice = instance_for(json!({"iss": "https://as", "sub": "alice", "exp": 100}));
+    let s1 = state_of(&call(&alice, 1, None, json!({})));
+    // Another user holding alice's state (and answers of their own) gets nothing out of it.
+    let bob = instance_for(json!({"iss": "https://as", "sub": "bob", "exp": 100}));
+    let r = call(&bob, 2, Some(&s1), json!({"first": answer(ANSWER)}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Nor does a request without authorization.
+    let r = call(&instance(Some(secret(1)), None), 3, Some(&s1), json!({}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Alice with a refreshed token (a new expiry, a wider scope) goes on.
+    let later =
+        instance_for(json!({"iss": "https://as", "sub": "alice", "exp": 200, "scope": "a b"}));
+    let s2 = state_of(&call(
+        &later,
+        4,
+        Some(&s1),
+        json!({"first": answer(ANSWER)}),
+    ));
+    let done = call(&later, 5, Some(&s2), json!({"second": answer("two")}));
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+}

@@ -488,6 +488,9 @@ pub struct AuthConfigBuilder {
 
 impl AuthConfigBuilder {
     /// The authorization servers listed in the protected resource metadata (RFC 9728).
+    /// Without any (tokens issued out of band, a fixed one), no metadata is served and the
+    /// `WWW-Authenticate` challenge points at none: MCP wants the metadata to name at least
+    /// one.
     pub fn authorization_servers(mut self, v: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.config.authorization_servers = v.into_iter().map(Into::into).collect();
         self
@@ -500,7 +503,11 @@ impl AuthConfigBuilder {
     }
 
     /// The public base URL (`https://example.com`) used to build the resource and metadata
-    /// URLs; `None`: `http://` plus the request's Host header.
+    /// URLs, and so the audience tokens are checked for. Unset: `http://` plus the request's
+    /// `Host`, accepted only when `Host` is an allowed name and (on [`crate::HttpServer`])
+    /// names the port it listens on, else 421; with every `Host` allowed (`*`) it must be
+    /// set ([`crate::HttpServer`] refuses to build without it). Set it behind a proxy or TLS
+    /// terminator.
     pub fn public_url(mut self, v: impl Into<String>) -> Self {
         self.config.public_url = Some(v.into());
         self

@@ -25,4 +25,7 @@ pub(crate) struct ServerContext {
     pub(crate) deliver: Option<Executor>,
     /// Given to every session: seals what 2026-07-28 clients carry between requests.
     pub(crate) sealer: Arc<dyn Sealer>,
+    /// The port the carrying server listens on, when this crate's server carries it: a
+    /// resource URL built from `Host` must name it (see `StreamableHttp::base_url`).
+    pub(crate) listen_port: Option<u16>,
 }

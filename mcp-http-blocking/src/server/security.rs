@@ -79,6 +79,20 @@ pub(crate) fn host_allowed(allowed: Option<&[String]>, host: &str) -> bool {
     }
 }
 
+/// Whether `host` (a `Host` header) names `port`: its port, or 80 when it has none (the
+/// resource URL built from it is `http://`).
+pub(crate) fn host_names_port(host: &str, port: u16) -> bool {
+    match split_port(host.trim()).1 {
+        Some(p) => p.parse::<u16>().is_ok_and(|p| p == port),
+        None => port == 80,
+    }
+}
+
+/// Whether any `Host` passes `allowed` (a `*` in the list).
+pub(crate) fn hosts_open(allowed: Option<&[String]>) -> bool {
+    allowed.is_some_and(|l| l.iter().any(|a| a == "*"))
+}
+
 /// Why a token was refused.
 #[derive(Debug)]
 #[non_exhaustive]

@@ -24,7 +24,9 @@ use crate::server::http::{
     unsupported_version,
 };
 use crate::server::seal::StateSealer;
-use crate::server::security::{AuthError, cors_headers, host_allowed, preflight};
+use crate::server::security::{
+    AuthError, cors_headers, host_allowed, host_names_port, hosts_open, preflight,
+};
 use crate::server::sessions::{Kind, Registry};
 use crate::server::store::MemoryEventStore;
 use crate::server::{legacy, stateless};
@@ -68,22 +70,36 @@ impl Drop for Sweeper {
 impl StreamableHttp {
     /// A transport serving `service` with `cfg`.
     pub fn new(service: impl Service, cfg: HttpConfig) -> Self {
-        Self::build(service, cfg, None)
+        Self::build(service, cfg, None, None)
     }
 
     /// A transport whose sessions run handlers on the request's thread, for an HTTP server
     /// that can hand a response over to another thread (see `answer::escape`).
-    pub(crate) fn new_inline(service: impl Service, cfg: HttpConfig) -> std::io::Result<Self> {
+    pub(crate) fn new_inline(
+        service: impl Service,
+        cfg: HttpConfig,
+        listen_port: u16,
+    ) -> std::io::Result<Self> {
         let watch = Watch::start(cfg.json_window)?;
         let deliver = Executor::builder()
             .name("mcp-http-deliver")
             .max_threads(1024)
             .idle_timeout(Duration::from_secs(10))
             .build()?;
-        Ok(Self::build(service, cfg, Some((watch, deliver))))
+        Ok(Self::build(
+            service,
+            cfg,
+            Some((watch, deliver)),
+            Some(listen_port),
+        ))
     }
 
-    fn build(service: impl Service, cfg: HttpConfig, inline: Option<(Watch, Executor)>) -> Self {
+    fn build(
+        service: impl Service,
+        cfg: HttpConfig,
+        inline: Option<(Watch, Executor)>,
+        listen_port: Option<u16>,
+    ) -> Self {
         let (watch, deliver) = inline.unzip();
         let store = cfg
             .event_store
@@ -104,6 +120,7 @@ impl StreamableHttp {
                 store,
                 watch,
                 deliver,
+                listen_port,
             }),
         }
     }
@@ -233,7 +250,13 @@ impl StreamableHttp {
     fn route(&self, req: &HttpRequest, body: &mut dyn Read, via: Via) -> Reply {
         let cfg = &self.inner.cfg;
         let path = req.path();
-        if let Some(auth) = &cfg.auth {
+        // Metadata names at least one authorization server (MCP authorization, RFC 9728): a
+        // server whose tokens come from none (a fixed token) publishes none.
+        let prm = cfg
+            .auth
+            .as_ref()
+            .filter(|a| !a.authorization_servers.is_empty());
+        if let Some(auth) = prm {
             if path == PRM_PATH || path == format!("{PRM_PATH}{}", cfg.path) {
                 // A browser asks before a discovery GET that carries a header of its own
                 // (`MCP-Protocol-Version`): the preflight is answered as the endpoint's is.
@@ -248,8 +271,11 @@ impl StreamableHttp {
                         HttpResponse::empty(405).with_header("Allow", "GET, OPTIONS"),
                     );
                 }
+                let Some(resource) = self.resource_url(req) else {
+                    return Reply::Now(misdirected());
+                };
                 let doc = json!({
-                    "resource": self.resource_url(req),
+                    "resource": resource,
                     "authorization_servers": auth.authorization_servers,
                     "scopes_supported": auth.scopes,
                     "bearer_methods_supported": ["header"],
@@ -301,36 +327,58 @@ impl StreamableHttp {
         }
     }
 
-    fn base_url(&self, req: &HttpRequest) -> String {
-        match self
-            .inner
-            .cfg
-            .auth
-            .as_ref()
-            .and_then(|a| a.public_url.clone())
-        {
-            Some(u) => u.trim_end_matches('/').to_owned(),
-            None => format!("http://{}", req.header("Host").unwrap_or("localhost")),
+    /// This server's public base URL: the configured one, or `http://` plus `Host`.
+    ///
+    /// The resource URL built from it is the audience tokens are checked for, so it must not
+    /// be the client's to choose: from `Host`, only when `Host` is one of the allowed names
+    /// (never with `*` allowed) and, on this crate's server, names the port it listens on.
+    /// Otherwise `None`: a token meant for another server on the same host (another port) or
+    /// for a name of the attacker's choosing is never accepted here.
+    fn base_url(&self, req: &HttpRequest) -> Option<String> {
+        let cfg = &self.inner.cfg;
+        if let Some(u) = cfg.auth.as_ref().and_then(|a| a.public_url.as_deref()) {
+            return Some(u.trim_end_matches('/').to_owned());
         }
+        let host = req.header("Host")?.trim();
+        let port_ok = self
+            .inner
+            .listen_port
+            .is_none_or(|p| host_names_port(host, p));
+        (port_ok && !hosts_open(cfg.allowed_hosts.as_deref())).then(|| format!("http://{host}"))
     }
 
-    fn resource_url(&self, req: &HttpRequest) -> String {
-        format!("{}{}", self.base_url(req), self.inner.cfg.path)
+    fn resource_url(&self, req: &HttpRequest) -> Option<String> {
+        Some(format!("{}{}", self.base_url(req)?, self.inner.cfg.path))
     }
 
     fn authorize(&self, req: &HttpRequest) -> Result<Option<Value>, HttpResponse> {
         let Some(auth) = &self.inner.cfg.auth else {
             return Ok(None);
         };
-        let prm = format!("{}{PRM_PATH}{}", self.base_url(req), self.inner.cfg.path);
+        let Some(base) = self.base_url(req) else {
+            return Err(misdirected());
+        };
+        let resource = format!("{base}{}", self.inner.cfg.path);
+        // Without an authorization server there is no metadata to point at (see `route`).
+        let prm = (!auth.authorization_servers.is_empty()).then(|| {
+            format!(
+                "resource_metadata=\"{base}{PRM_PATH}{}\"",
+                self.inner.cfg.path
+            )
+        });
         let scope = auth.scopes.join(" ");
         let challenge = |extra: &str| {
-            let mut c = format!("Bearer resource_metadata=\"{prm}\"");
+            let mut parts: Vec<String> = prm.iter().cloned().collect();
             if !scope.is_empty() {
-                c.push_str(&format!(", scope=\"{scope}\""));
+                parts.push(format!("scope=\"{scope}\""));
             }
-            c.push_str(extra);
-            c
+            let mut c = format!("Bearer {}", parts.join(", "));
+            if parts.is_empty() {
+                c.push_str(extra.trim_start_matches(", "));
+            } else {
+                c.push_str(extra);
+            }
+            c.trim_end().to_owned()
         };
         // The scheme is matched ignoring case (RFC 9110 §11.1).
         let token = req
@@ -354,16 +402,23 @@ impl StreamableHttp {
                 ),
             ));
         }
-        match auth.authorizer.authorize(token, &self.resource_url(req)) {
+        match auth.authorizer.authorize(token, &resource) {
             Ok(claims) => Ok(Some(claims)),
             Err(AuthError::Invalid(why)) => Err(HttpResponse::empty(401).with_header(
                 "WWW-Authenticate",
-                challenge(&format!(", error=\"invalid_token\", error_description=\"{}\"", why.replace('"', "'"))),
+                challenge(&format!(
+                    ", error=\"invalid_token\", error_description=\"{}\"",
+                    why.replace('"', "'")
+                )),
             )),
-            Err(AuthError::InsufficientScope { scope }) => Err(HttpResponse::empty(403).with_header(
-                "WWW-Authenticate",
-                format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{prm}\""),
-            )),
+            Err(AuthError::InsufficientScope { scope }) => {
+                let mut c = format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"");
+                if let Some(m) = &prm {
+                    c.push_str(", ");
+                    c.push_str(m);
+                }
+                Err(HttpResponse::empty(403).with_header("WWW-Authenticate", c))
+            }
             Err(AuthError::Unavailable(why)) => {
                 log::warn!("cannot check a token: {why}");
                 Err(HttpResponse::empty(503).with_header("Retry-After", "5"))
@@ -579,6 +634,20 @@ impl StreamableHttp {
 }
 
 /// RFC 6750 §2.1 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+/// An authorizing server that cannot tell its own resource URL from this request (see
+/// `StreamableHttp::base_url`): 421, the status for a request that names another server.
+fn misdirected() -> HttpResponse {
+    log::warn!(
+        "refused: the resource URL tokens are checked for cannot come from this Host \
+         (set AuthConfigBuilder::public_url when hosts are open or the server sits behind a proxy)"
+    );
+    HttpResponse::rpc_error(
+        421,
+        None,
+        ErrorObject::new(codes::INVALID_REQUEST, "Host does not name this server"),
+    )
+}
+
 fn is_b64token(t: &str) -> bool {
     let body = t.trim_end_matches('=');
     !body.is_empty()

@@ -43,6 +43,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::Error;
 use crate::server::config::HttpConfig;
+use crate::server::security::hosts_open;
 use crate::server::streamable::{StreamableHttp, Sweeper};
 
 /// How long a connection or answer thread waits for new work before it ends: a burst of
@@ -117,7 +118,9 @@ impl HttpServerBuilder {
     ///
     /// # Errors
     /// [`Error::Bind`] when the address does not resolve or cannot be bound; [`Error::Io`]
-    /// when the watchdog thread of inline requests cannot be started.
+    /// when the watchdog thread of inline requests cannot be started;
+    /// [`Error::InvalidConfig`] for authorization with every `Host` allowed and no
+    /// [`public_url`](crate::AuthConfigBuilder::public_url).
     pub fn build(self, service: impl Service) -> Result<HttpServer, Error> {
         let addr = self
             .addr
@@ -127,10 +130,19 @@ impl HttpServerBuilder {
             .ok_or_else(|| {
                 Error::Bind(io::Error::new(io::ErrorKind::InvalidInput, "no address"))
             })?;
+        if let Some(auth) = &self.cfg.auth {
+            if auth.public_url.is_none() && hosts_open(self.cfg.allowed_hosts.as_deref()) {
+                return Err(Error::InvalidConfig {
+                    reason: "tokens are checked for this server's URL: with every Host allowed \
+                             (`*`), it cannot come from the request; set AuthConfigBuilder::public_url",
+                });
+            }
+        }
         let listener = listen(addr).map_err(Error::Bind)?;
+        let port = listener.local_addr().map_err(Error::Bind)?.port();
         Ok(HttpServer {
             listener,
-            core: StreamableHttp::new_inline(service, self.cfg).map_err(Error::Io)?,
+            core: StreamableHttp::new_inline(service, self.cfg, port).map_err(Error::Io)?,
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
             max_connections: self.max_connections,
