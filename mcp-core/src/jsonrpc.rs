@@ -811,6 +811,26 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
     }
 }
 
+/// Bytes that are not UTF-8: -32700. When they would be an answer with the bad sequences
+/// replaced, the error is that answer's, as for any other invalid answer
+/// ([`DecodeError::is_response`], its `id` the request it answers): the peer that sent the
+/// request fails that call at once rather than at its timeout, and nothing is sent back.
+#[cold]
+#[inline(never)]
+fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> DecodeError {
+    let mut err = DecodeError::parse(e);
+    let answered = match decode_object(&String::from_utf8_lossy(bytes)) {
+        Ok(Message::Response(r)) => Some(r.id),
+        Ok(Message::Error(r)) => r.id,
+        _ => None,
+    };
+    if answered.is_some() {
+        err.id = answered;
+        err.response = true;
+    }
+    err
+}
+
 /// Decodes one payload, accepting a batch only when `allow_batch` is true.
 ///
 /// Every member is judged by its value, not its spelling: `"\u0032.0"` is `"2.0"`, a member
@@ -820,7 +840,7 @@ pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
 /// # Errors
 /// As [`decode`]; an empty batch, or a batch where batches are not allowed, is -32600.
 pub fn decode_incoming(bytes: &[u8], allow_batch: bool) -> Result<Payload, DecodeError> {
-    let text = std::str::from_utf8(bytes).map_err(DecodeError::parse)?;
+    let text = std::str::from_utf8(bytes).map_err(|e| not_utf8(bytes, e))?;
     match first_byte(text) {
         Some(b'{') => decode_object(text).map(Payload::Single),
         Some(b'[') => {
@@ -1629,6 +1649,28 @@ mod tests {
         assert!(matches!(m, Message::Notification(_)));
         let m = decode(br#"{"jsonrpc":"2.0","id":"a","result":{}}"#).unwrap();
         assert_eq!(m.id(), Some(&RequestId::from("a")));
+    }
+
+    #[test]
+    fn an_answer_that_is_not_utf8_names_its_request_and_a_request_does_not() {
+        // An answer: -32700, but its id, and not answered back (as any invalid answer).
+        for bad in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":\"\xff\"}}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1,\"message\":\"\xff\"}}",
+        ] {
+            let e = decode(bad).unwrap_err();
+            assert!(
+                e.is_parse_error() && e.is_response() && !e.is_answered(),
+                "{e:?}"
+            );
+            assert_eq!(e.id, Some(RequestId::Number(7)));
+        }
+        // A request: -32700 with a null id, answered, as JSON-RPC says for a parse error.
+        let e = decode(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"\xff\"}").unwrap_err();
+        assert!(
+            e.is_parse_error() && e.is_answered() && e.id.is_none(),
+            "{e:?}"
+        );
     }
 
     #[test]

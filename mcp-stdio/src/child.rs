@@ -370,13 +370,14 @@ fn forward_stderr<R: Read>(stderr: R, pid: u32) {
     let mut r = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
-        match read_bounded_line(&mut r, &mut line, STDERR_LINE_LIMIT) {
+        match read_bounded_line(&mut r, &mut line, STDERR_LINE_LIMIT, false) {
             Ok(LineRead::Line) => log::info!(
                 target: "mcp_stdio::child",
                 "[{pid}] {}",
                 String::from_utf8_lossy(&line)
             ),
-            Ok(LineRead::TooLarge(len, ..)) => log::info!(
+            // (`Unfinished` comes only to an `early` reader.)
+            Ok(LineRead::TooLarge(len, ..) | LineRead::Unfinished(len, _)) => log::info!(
                 target: "mcp_stdio::child",
                 "[{pid}] <stderr line of {len} bytes not shown>"
             ),

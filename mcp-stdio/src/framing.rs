@@ -30,7 +30,9 @@ pub const DEFAULT_MAX_LINE_LEN: usize = 4 * 1024 * 1024;
 pub enum FrameError {
     /// The line was longer than the limit; it was discarded without being kept in memory.
     TooLarge {
-        /// How many bytes the discarded line held (without its line end).
+        /// How many bytes the discarded line held (without its line end); for an answer
+        /// reported before its line ended (so that its call fails at once, even if the line
+        /// never ends), how many had gone by then.
         len: usize,
         /// The limit in force.
         limit: usize,
@@ -105,17 +107,23 @@ pub(crate) enum LineRead {
     /// A line longer than the limit was skipped; it held this many bytes, this top-level id
     /// and (the flag) a top-level `method`.
     TooLarge(usize, Option<RequestId>, bool),
+    /// (With `early`.) A line past the limit found to answer the request of this id before
+    /// it ended, reported then with the bytes seen so far: the call fails at once even if the
+    /// line never ends. The rest of the line is still unread: [`skip_line`] drops it.
+    Unfinished(usize, RequestId),
     /// End of stream.
     Eof,
 }
 
 /// Reads one line into `buf` (cleared first), keeping at most `limit` bytes. A longer line is
 /// consumed and dropped chunk by chunk, so nothing beyond `limit` plus the reader's own buffer
-/// is ever held. A last line without `\n` before EOF still counts as a line.
+/// is ever held. A last line without `\n` before EOF still counts as a line. With `early`, an
+/// over-long answer may come back [`LineRead::Unfinished`].
 pub(crate) fn read_bounded_line<R: BufRead>(
     r: &mut R,
     buf: &mut Vec<u8>,
     limit: usize,
+    early: bool,
 ) -> io::Result<LineRead> {
     buf.clear();
     // The limit is on the message: a line may hold one byte more, the `\r` of a CRLF ending.
@@ -158,7 +166,7 @@ pub(crate) fn read_bounded_line<R: BufRead>(
             return if done {
                 Ok(scan.into_line(seen))
             } else {
-                discard_rest(r, scan, seen)
+                discard_rest(r, scan, seen, early)
             };
         }
         push_bounded(buf, part, raw_limit);
@@ -180,11 +188,20 @@ fn too_large(buf: &mut Vec<u8>, part: &[u8], seen: usize) -> LineRead {
     scan.into_line(seen)
 }
 
-/// Reads the rest of an over-long line without keeping it, its id scanned as it goes by.
+/// Reads the rest of an over-long line without keeping it, its id scanned as it goes by;
+/// with `early`, stops as soon as it is known to be an answer (see [`LineRead::Unfinished`]).
 #[cold]
 #[inline(never)]
-fn discard_rest(r: &mut dyn BufRead, mut scan: IdScan, mut seen: usize) -> io::Result<LineRead> {
+fn discard_rest(
+    r: &mut dyn BufRead,
+    mut scan: IdScan,
+    mut seen: usize,
+    early: bool,
+) -> io::Result<LineRead> {
     loop {
+        if let Some(id) = scan.answered().filter(|_| early) {
+            return Ok(LineRead::Unfinished(seen, id.clone()));
+        }
         let chunk = match r.fill_buf() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -202,6 +219,30 @@ fn discard_rest(r: &mut dyn BufRead, mut scan: IdScan, mut seen: usize) -> io::R
         r.consume(used);
         if done {
             return Ok(scan.into_line(seen));
+        }
+    }
+}
+
+/// Drops what is left of a line (up to and with its `\n`, or to the end of the stream).
+#[cold]
+#[inline(never)]
+pub(crate) fn skip_line(r: &mut dyn BufRead) -> io::Result<()> {
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        let (used, done) = match find_newline(chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        r.consume(used);
+        if done {
+            return Ok(());
         }
     }
 }
@@ -280,6 +321,8 @@ pub struct MessageReader<R> {
     batch_answers: Option<Vec<Option<RequestId>>>,
     /// The last message read came from a batch.
     batched: bool,
+    /// The rest of the last line goes before the next one is read (`LineRead::Unfinished`).
+    skipping: bool,
     done: bool,
     /// A server's session: batches follow the revision it negotiated.
     negotiated: Option<Arc<Negotiated>>,
@@ -305,6 +348,7 @@ impl<R: BufRead> MessageReader<R> {
             queued: VecDeque::new(),
             batch_answers: None,
             batched: false,
+            skipping: false,
             done: false,
             negotiated: None,
         }
@@ -379,12 +423,27 @@ impl<R: BufRead> MessageReader<R> {
         }
         self.batched = false;
         while !self.done {
-            match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len) {
+            if std::mem::take(&mut self.skipping) {
+                if let Err(e) = skip_line(&mut self.inner) {
+                    self.done = true;
+                    return Some(Err(FrameError::Io(e)));
+                }
+            }
+            match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len, true) {
                 Err(e) => {
                     self.done = true;
                     return Some(Err(FrameError::Io(e)));
                 }
                 Ok(LineRead::Eof) => self.done = true,
+                Ok(LineRead::Unfinished(len, id)) => {
+                    self.skipping = true;
+                    return Some(Err(FrameError::TooLarge {
+                        len,
+                        limit: self.max_line_len,
+                        id: Some(id),
+                        method: false,
+                    }));
+                }
                 Ok(LineRead::TooLarge(len, id, method)) => {
                     return Some(Err(FrameError::TooLarge {
                         len,

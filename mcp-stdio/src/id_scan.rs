@@ -22,6 +22,8 @@ pub(crate) struct IdScan {
     key: Option<Vec<u8>>,
     /// A top-level `method` member was seen: the line is a request or a notification.
     method: bool,
+    /// A top-level `result` or `error` member was seen: without `method`, an answer.
+    answer: bool,
     /// The member just named is `id`: its value comes after the `:`.
     id_next: bool,
     /// The id's text so far.
@@ -44,6 +46,14 @@ impl IdScan {
     pub(crate) fn into_line(self, seen: usize) -> crate::framing::LineRead {
         let (id, method) = self.finish();
         crate::framing::LineRead::TooLarge(seen, id, method)
+    }
+
+    /// The id of the request this line answers, once that is certain before the line ends:
+    /// its top-level `id` was read, and a `result` or `error` member, and no `method`, came
+    /// before the bytes read so far. (A later `method` would make it no message at all, so
+    /// reporting it as a too-large answer is still true.)
+    pub(crate) fn answered(&self) -> Option<&RequestId> {
+        self.found.as_ref().filter(|_| self.answer && !self.method)
     }
 
     /// The id, if the line had one at its top level, and whether it had a `method` (a
@@ -75,6 +85,7 @@ impl IdScan {
                 if let Some(k) = self.key.take() {
                     self.id_next = k == b"id";
                     self.method |= k == b"method";
+                    self.answer |= k == b"result" || k == b"error";
                 }
             } else if let Some(k) = self.key.as_mut() {
                 if k.len() < 6 {

@@ -155,6 +155,70 @@ fn an_over_long_answer_names_the_request_it_answers() {
 }
 
 #[test]
+fn an_over_long_answer_fails_its_call_before_its_line_ends() {
+    // 100 KB of result after the id: reported when the limit is passed (the id and `result`
+    // already read), and the rest of the line goes without a second report.
+    let (conn, mut child) = ChildBuilder::new("sh")
+        .arg("-c")
+        .arg(
+            r#"printf '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"'; head -c 100000 /dev/zero | tr '\0' x; printf '"}]}}\n{"jsonrpc":"2.0","method":"after"}\n'"#,
+        )
+        .max_line_len(1000)
+        .spawn()
+        .unwrap();
+    match conn.receiver.recv_timeout(WAIT).unwrap() {
+        Err(FrameError::TooLarge {
+            id, method, len, ..
+        }) => {
+            assert_eq!((id, method), (Some(RequestId::Number(7)), false));
+            assert!(len > 1000 && len < 100_000, "{len}");
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    let m = conn.receiver.recv_timeout(WAIT).unwrap().unwrap();
+    assert_eq!(m.method(), Some("after"));
+    assert!(child.shutdown().unwrap().success());
+
+    // A line that never ends: the call it answers still fails, at once.
+    let (conn, mut child) = ChildBuilder::new("sh")
+        .arg("-c")
+        .arg(r#"printf '{"jsonrpc":"2.0","id":8,"result":{"text":"'; exec cat /dev/zero"#)
+        .max_line_len(1000)
+        .close_grace(SHORT)
+        .spawn()
+        .unwrap();
+    match conn.receiver.recv_timeout(WAIT) {
+        Ok(Err(FrameError::TooLarge { id, .. })) => assert_eq!(id, Some(RequestId::Number(8))),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    let _ = child.shutdown();
+}
+
+#[test]
+fn an_answer_that_is_not_utf8_names_the_request_it_answers() {
+    let (conn, mut child) = ChildBuilder::new("sh")
+        .arg("-c")
+        .arg(r#"printf '{"jsonrpc":"2.0","id":9,"result":{"x":"\377"}}\n'"#)
+        .spawn()
+        .unwrap();
+    let item = conn.receiver.recv_timeout(WAIT).unwrap();
+    match &item {
+        Err(FrameError::Decode(e)) => {
+            assert!(e.is_parse_error() && e.is_response(), "{e:?}");
+            assert_eq!(e.id, Some(RequestId::Number(9)));
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    match mcp_core::transport::Incoming::from(item.unwrap_err()) {
+        mcp_core::transport::Incoming::Malformed { id, .. } => {
+            assert_eq!(id, Some(RequestId::Number(9)));
+        }
+        other => panic!("expected Malformed, got {other:?}"),
+    }
+    assert!(child.shutdown().unwrap().success());
+}
+
+#[test]
 fn an_over_long_line_from_the_child_is_skipped() {
     let (conn, mut child) = ChildBuilder::new("sh")
         .arg("-c")
