@@ -31,6 +31,11 @@ use mcp_core::types::tasks_ext::DetailedTask;
 /// How many `input_required` rounds one call may take before the client gives up: enough for
 /// any honest multi-step exchange, few enough that a looping server cannot keep a call alive.
 pub const MAX_INPUT_ROUNDS: usize = 8;
+/// How many input requests one `input_required` round may hold: each runs a handler of the
+/// client's (a user prompt, a model call) and its answer goes back in the retry, so a server
+/// asking for 300,000 at once would hold the call, the user and the client's memory for as
+/// long as it liked. Enough for any honest form.
+pub const MAX_INPUT_REQUESTS: usize = 64;
 
 /// What one request ended with, before any task is followed.
 pub(crate) enum Reply {
@@ -321,6 +326,13 @@ impl Client {
             }
             round_params = params.clone();
             if let Some(requests) = asked.input_requests {
+                if requests.len() > MAX_INPUT_REQUESTS {
+                    return Err(Unexpected::TooManyInputRequests {
+                        method: method.to_owned(),
+                        count: requests.len(),
+                    }
+                    .into());
+                }
                 let mut answers = Map::new();
                 for (key, req) in requests {
                     let method = req.method();

@@ -467,8 +467,23 @@ fn fail_call(shared: &Shared, id: &RequestId, error: Error) {
     }
 }
 
+/// The longest string id of a server's request this client answers. Every answer echoes its
+/// request's id, and answers wait in queues bounded by count: a server sending `ping`s with
+/// 8 MiB ids and taking none of the answers grew a client by gigabytes. Longer ids are dropped
+/// unanswered (their requests end at the server's own timeout).
+const MAX_PEER_ID_LEN: usize = 1024;
+
 fn on_incoming(shared: &Shared, item: Incoming, jobs: &Sender<PeerRequest>) -> Option<Closed> {
     let msg = match item {
+        Incoming::Message(Message::Request(r)) if matches!(&r.id, RequestId::String(s) if s.len() > MAX_PEER_ID_LEN) =>
+        {
+            log::warn!(
+                target: "mcp_client",
+                "from the server: a {} request with an id over {MAX_PEER_ID_LEN} bytes, not answered",
+                r.method
+            );
+            return None;
+        }
         Incoming::Message(m) => m,
         Incoming::Broken(why) => return Some(Closed::Broken(why.into())),
         Incoming::Malformed { id, error } => {

@@ -192,6 +192,15 @@ pub enum Unexpected {
         /// The request's method.
         method: String,
     },
+    /// `input_required` asking for more than
+    /// [`MAX_INPUT_REQUESTS`](crate::MAX_INPUT_REQUESTS) inputs at once: none is asked of
+    /// the handlers.
+    TooManyInputRequests {
+        /// The request's method.
+        method: String,
+        /// How many the server asked for.
+        count: usize,
+    },
     /// A list request returned the same cursor twice (the iterator would never end).
     RepeatedCursor {
         /// The list method.
@@ -246,6 +255,11 @@ impl fmt::Display for Unexpected {
             Unexpected::InputOnLegacy { method } => {
                 write!(f, "{method} returned input_required on a legacy connection")
             }
+            Unexpected::TooManyInputRequests { method, count } => write!(
+                f,
+                "{method}: input_required asked for {count} inputs at once (at most {} are answered)",
+                crate::MAX_INPUT_REQUESTS
+            ),
             Unexpected::EmptyInputRequired { method } => write!(
                 f,
                 "{method}: input_required with neither inputRequests nor requestState"

@@ -43,9 +43,12 @@ const SLACK: Duration = Duration::from_millis(500);
 /// the whole flood fits in after them.
 #[cfg(feature = "http")]
 const HTTP_PINGS: usize = 400;
-/// The same for stdio: each answer (64 KiB, from the ping's long id) fills the stdin pipe, so
-/// about 67 fill the client's outgoing path; the receiving queue holds 64 messages.
-const STDIO_PINGS: usize = 80;
+/// The same for stdio: each answer (about 1 KiB, from the ping's long id, just under the
+/// 1,024 bytes of id the client answers at all) fills the stdin pipe after about 64, so about
+/// 130 fill the client's outgoing path; the receiving queue holds 64 messages.
+const STDIO_PINGS: usize = 200;
+/// The padding of the stdio pings' ids.
+const STDIO_ID_PAD: usize = 1000;
 /// The flood: this many notifications...
 const FLOOD: usize = 30;
 
@@ -307,7 +310,7 @@ fn flooding_stdio_server() {
         }
     }
     for i in 0..STDIO_PINGS {
-        if writeln!(out, "{}", ping(i, 64 << 10)).is_err() {
+        if writeln!(out, "{}", ping(i, STDIO_ID_PAD)).is_err() {
             return;
         }
     }

@@ -454,6 +454,158 @@ fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
     drop(hold_rx);
 }
 
+/// One HTTP request off `r`: the request line and the body (None at the end).
+#[cfg(feature = "http")]
+fn http_request(r: &mut impl std::io::BufRead) -> Option<(String, Vec<u8>)> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut len = 0;
+    loop {
+        let mut l = String::new();
+        if r.read_line(&mut l).ok()? == 0 {
+            return None;
+        }
+        let l = l.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some((line, body))
+}
+
+/// A legacy HTTP server that acknowledges none of the client's answers (each POSTed answer is
+/// held open, unanswered) and asks 300 pings in the stream of a call's answer: the client's
+/// one-way lane (256) fills, and the requests after it used to wait behind the lane (each
+/// unacknowledged POST its 30 s) instead of going out.
+#[cfg(feature = "http")]
+#[test]
+fn a_server_that_acknowledges_no_answer_does_not_hold_up_requests() {
+    use std::io::{BufReader, Write};
+    use std::net::TcpListener;
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (hold_tx, hold_rx) = bounded::<std::net::TcpStream>(64);
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let hold = hold_tx.clone();
+            thread::spawn(move || {
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                while let Some((line, body)) = http_request(&mut r) {
+                    if !line.starts_with("POST") {
+                        let _ = write!(
+                            w,
+                            "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n"
+                        );
+                        continue;
+                    }
+                    let v: Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let json = |w: &mut std::net::TcpStream, a: Value| {
+                        let a = a.to_string();
+                        write!(
+                            w,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\n\r\n{a}",
+                            a.len()
+                        )
+                    };
+                    let _ = match (v["method"].as_str(), v.get("id").is_some()) {
+                        (Some("initialize"), _) => json(&mut w, initialize_answer(&v)),
+                        (Some("tools/call"), _) => {
+                            let _ = write!(
+                                w,
+                                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+                            );
+                            for i in 0..300 {
+                                let p = json!({"jsonrpc": "2.0", "id": format!("p{i}"), "method": "ping"});
+                                let _ = write!(w, "data: {p}\n\n");
+                            }
+                            let a =
+                                json!({"jsonrpc": "2.0", "id": v["id"], "result": {"content": []}});
+                            let _ = write!(w, "data: {a}\n\n");
+                            return;
+                        }
+                        (Some(_), true) => json(
+                            &mut w,
+                            json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}),
+                        ),
+                        (Some(_), false) => {
+                            write!(w, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+                        }
+                        // An answer of the client's: never acknowledged.
+                        (None, _) => {
+                            let _ = hold.send(w);
+                            return;
+                        }
+                    };
+                }
+            });
+        }
+    });
+    let timeout = Duration::from_secs(3);
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(timeout))
+        .connect_http(&format!("http://{addr}/mcp"))
+        .unwrap();
+    client.call_tool("asks", json!({})).unwrap();
+    let started = Instant::now();
+    let r = client.ping();
+    assert!(
+        r.is_ok(),
+        "the request after the unacknowledged answers: {r:?}"
+    );
+    assert!(started.elapsed() < timeout, "took {:?}", started.elapsed());
+    drop(hold_rx);
+}
+
+/// A request of the server's with an id over 1,024 bytes is not answered (an answer echoes
+/// it, and a server sending 8 MiB ids while taking no answers grew the client by gigabytes);
+/// the ids of honest requests are.
+#[test]
+fn a_server_request_with_an_outsized_id_is_not_answered() {
+    let long = format!("p-{}", "i".repeat(1024));
+    let long2 = long.clone();
+    let (t, seen) = server(16, move |v| {
+        if v["method"] == "tools/call" {
+            Some(vec![
+                json!({"jsonrpc": "2.0", "id": long2, "method": "ping"}),
+                json!({"jsonrpc": "2.0", "id": "short", "method": "ping"}),
+            ])
+        } else if v["id"] == "short" {
+            // The answer to the short one: the call ends (its id was 2, after initialize).
+            Some(vec![
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
+            ])
+        } else {
+            Some(vec![])
+        }
+    });
+    let client = Client::builder()
+        .revision(Revision::Legacy)
+        .timeout(Timeout::fixed(WAIT))
+        .connect(t)
+        .unwrap();
+    client.call_tool("asks", json!({})).unwrap();
+    let answered: Vec<Value> = seen
+        .try_iter()
+        .filter(|v| v.get("method").is_none())
+        .collect();
+    assert!(answered.iter().any(|v| v["id"] == "short"), "{answered:?}");
+    assert!(
+        !answered.iter().any(|v| v["id"] == long),
+        "the long id was answered"
+    );
+}
+
 /// A server that hangs without exiting (reads on, answers nothing): with pings on, the
 /// waiting call fails with the reason after the missed pings, not at its own timeout.
 #[test]

@@ -196,6 +196,48 @@ fn the_rounds_share_the_calls_timeout() {
 }
 
 #[test]
+fn a_round_asking_for_too_many_inputs_runs_no_handler() {
+    // 65 roots requests at once: none is answered (the roots handler would have run 65
+    // times, and 300,000 of them took 13 GB), and the call fails saying why.
+    let (transport, seen) = server(
+        true,
+        Box::new(|v| {
+            let asks: serde_json::Map<String, Value> = (0..=mcp_client::MAX_INPUT_REQUESTS)
+                .map(|i| (format!("r{i}"), json!({"method": "roots/list"})))
+                .collect();
+            vec![result(
+                &v["id"],
+                json!({"resultType": "input_required", "inputRequests": asks}),
+            )]
+        }),
+    );
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = asked.clone();
+    let client = Client::builder()
+        .revision(Revision::Modern)
+        .roots(move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Vec::new()
+        })
+        .connect(transport)
+        .unwrap();
+    let e = client.call_tool("t", Value::Null).unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::Unexpected(mcp_client::Unexpected::TooManyInputRequests { count: 65, .. })
+        ),
+        "{e}"
+    );
+    assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 0);
+    let calls = seen
+        .try_iter()
+        .filter(|v| v["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 1, "no retry");
+}
+
+#[test]
 fn input_the_client_cannot_give_fails_the_call_clearly() {
     let (transport, _seen) = server(
         true,

@@ -97,6 +97,13 @@ fn a_request_is_one_exchange_answered_with_json() {
     let n = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}}).to_string();
     let r = post_modern(a, &[("Mcp-Method", "notifications/progress")], n.as_bytes());
     assert_eq!(r.status, 202);
+    // Without `Mcp-Method` (required of requests only; the TypeScript SDK's client cancels a
+    // listen this way): 202 all the same. A wrong one is still refused.
+    let c = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "listen:0"}}).to_string();
+    let r = post_modern(a, &[], c.as_bytes());
+    assert_eq!(r.status, 202);
+    let r = post_modern(a, &[("Mcp-Method", "tools/list")], c.as_bytes());
+    assert_eq!(r.status, 400);
 }
 
 #[test]

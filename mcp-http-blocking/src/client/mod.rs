@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender, bounded, select};
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, select};
 use mcp_core::jsonrpc::{Message, RequestId};
 use mcp_core::transport::Incoming;
 use mcp_core::version::{Era, ProtocolVersion};
@@ -829,9 +829,17 @@ impl Shared {
             }
         }
         if msg.method() != Some(methods::NOTIFICATION_INITIALIZED) {
-            select! {
-                send(lanes.one_way, (msg, None)) -> _ => {}
-                recv(self.stop_rx) -> _ => {}
+            // Never waited for: a server that leaves every one-way POST unacknowledged fills
+            // the lane, and waiting here would hold up every request behind it (for hours: 256
+            // acknowledgement timeouts). A full lane means the server takes none of what we
+            // send: the newest one-way message goes (an answer's request ends at the server's
+            // own timeout).
+            if let Err(TrySendError::Full((m, _))) = lanes.one_way.try_send((msg, None)) {
+                log::warn!(
+                    "{} takes none of our one-way messages: dropped {}",
+                    self.url,
+                    m.method().unwrap_or("an answer")
+                );
             }
             return;
         }
