@@ -797,3 +797,76 @@ fn the_get_stream_is_reopened_from_its_last_event_id() {
     assert!(gets_seen[1].at - gets_seen[0].at >= Duration::from_millis(50));
     c.close();
 }
+
+/// SSE events carrying a notification each, ids `e<from>` to `e<to>`.
+fn notifications(from: usize, to: usize) -> String {
+    let mut s = String::from("retry: 0\n");
+    for i in from..=to {
+        s.push_str(&format!(
+            "id: e{i}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":{i}}}}}\n\n"
+        ));
+    }
+    s
+}
+
+/// A server that answers every resumption by replaying its stream (against `Last-Event-ID`)
+/// from the start or from the middle, beyond the 4,096 ids the client remembers: the replay
+/// is recognised (by an anchor, one id in 64 kept of older events), nothing of it or at most
+/// 63 events are delivered again, and a resumption that only replays is no progress, so it
+/// meets the bound instead of delivering the stream again and again for ever (it did).
+#[test]
+fn replays_of_the_stream_deliver_at_most_once_or_meet_the_bound() {
+    const N: usize = 5000;
+    // (replayed from, then the answer, most deliveries of the N events allowed)
+    for (from, answered, most) in [(1, true, N), (1, false, N), (100, false, N + 3 * 63)] {
+        let first = notifications(1, N);
+        let replay = notifications(from, N);
+        let (addr, seen) = serve(Arc::new(move |s: &Seen, conn: &mut TcpStream| {
+            match (s.method.as_str(), s.rpc_method()) {
+                ("POST", "initialize") => init_answer(conn, s),
+                ("POST", _) => sse(conn, &first),
+                ("GET", _) if answered => sse(
+                    conn,
+                    &format!(
+                        "{replay}id: last\ndata: {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}\n\n"
+                    ),
+                ),
+                ("GET", _) => sse(conn, &replay),
+                _ => bare(conn, 500, ""),
+            }
+        }));
+        let cfg = HttpClientConfig::builder().max_reconnects(3).build();
+        let mut c = connect(addr, cfg);
+        initialize(&c, &seen);
+        c.sender().send(req(2, "slow", json!({}))).unwrap();
+        let mut delivered = 0usize;
+        let end = loop {
+            match c.receiver().recv_timeout(WAIT).expect("the request ends") {
+                Incoming::Message(Message::Notification(_)) => {
+                    delivered += 1;
+                    assert!(delivered <= 4 * N, "from e{from}: resumed for ever");
+                }
+                other => break other,
+            }
+        };
+        if answered {
+            assert!(
+                matches!(end, Incoming::Message(Message::Response(_))),
+                "{end:?}"
+            );
+        } else {
+            match end {
+                Incoming::Failed { error, .. } => {
+                    let e = error.downcast_ref::<Error>().expect("this crate's error");
+                    assert!(matches!(e, Error::StreamEnded { attempts: 3, .. }), "{e:?}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(
+            delivered >= N && delivered <= most,
+            "from e{from}: {delivered}"
+        );
+        c.close();
+    }
+}

@@ -64,6 +64,16 @@ pub(super) struct Cursor {
     /// The stream being read resumes an earlier one (`Last-Event-ID`): it may replay events
     /// delivered before.
     pub(super) resumed: bool,
+    /// The `Last-Event-ID` the stream being read resumes from.
+    pub(super) resumed_from: Option<String>,
+    /// The stream being read replays what was delivered before (it sent an event this
+    /// stream already delivered): everything up to and with this id, the last delivered,
+    /// goes undelivered.
+    pub(super) skip_to: Option<String>,
+    /// `events` when the stream being read last replayed an event delivered before (one
+    /// remembered, or the very event it was resumed from): what it delivered up to there is
+    /// no progress (see [`Cursor::progressed`]).
+    pub(super) replayed_at: Option<usize>,
 }
 
 impl Cursor {
@@ -74,29 +84,60 @@ impl Cursor {
             events: 0,
             seen: Seen::default(),
             resumed: false,
+            resumed_from: None,
+            skip_to: None,
+            replayed_at: None,
         }
+    }
+
+    /// Starts reading another stream, resumed from `from` (its `Last-Event-ID`) or not.
+    pub(super) fn start(&mut self, from: Option<String>) {
+        self.resumed = from.is_some();
+        self.resumed_from = from;
+        self.skip_to = None;
+        self.replayed_at = None;
+    }
+
+    /// Whether the stream just read delivered something new since `before` (its `events`
+    /// when it opened). What it delivered before it showed itself a replay does not count
+    /// (those were the oldest events again, too old to be known), so a server that replays
+    /// its stream on every resumption meets the bound on failed resumptions rather than being
+    /// resumed for ever.
+    pub(super) fn progressed(&self, before: usize) -> bool {
+        self.events > self.replayed_at.unwrap_or(before).max(before)
     }
 }
 
-/// The ids of the events a stream delivered lately (the last [`SEEN`], as keyed hashes), so
-/// that a server that sends them again after a resumption delivers nothing twice: a replayed
-/// event is neither delivered nor progress, and a server that answers every `Last-Event-ID`
-/// with the same event meets the bound on failed resumptions instead of looping for ever.
+/// The ids of the events a stream delivered (as keyed hashes), so that a server that sends
+/// them again after a resumption delivers nothing twice: the last [`SEEN`] ids, and one in
+/// [`ANCHOR_EVERY`] of the older ones as far back as [`SEEN`] of those reach (262,144
+/// events). A resumed stream that sends one of them is replaying what was delivered, and
+/// everything up to the event it was resumed from goes undelivered; an old event between two
+/// anchors can come again at most [`ANCHOR_EVERY`] - 1 times in a row before an anchor shows
+/// the replay.
 #[derive(Default)]
 pub(super) struct Seen {
     keys: std::collections::hash_map::RandomState,
+    recent: Fifo,
+    anchors: Fifo,
+    count: u64,
+}
+
+/// How many recent ids, and how many anchors, a stream remembers (8 bytes each, and the
+/// sets' own: at most about 100 KiB each, reached only by a long stream).
+const SEEN: usize = 4096;
+/// One delivered id in this many is kept as an anchor.
+const ANCHOR_EVERY: u64 = 64;
+
+/// A set of at most [`SEEN`] hashes, the oldest forgotten first.
+#[derive(Default)]
+struct Fifo {
     order: std::collections::VecDeque<u64>,
     set: std::collections::HashSet<u64>,
 }
 
-/// How many event ids a stream remembers.
-const SEEN: usize = 1024;
-
-impl Seen {
-    /// True the first time `id` is seen.
-    fn first_time(&mut self, id: &str) -> bool {
-        use std::hash::BuildHasher;
-        let h = self.keys.hash_one(id);
+impl Fifo {
+    fn insert(&mut self, h: u64) -> bool {
         if !self.set.insert(h) {
             return false;
         }
@@ -107,6 +148,30 @@ impl Seen {
             }
         }
         true
+    }
+}
+
+impl Seen {
+    fn hash(&self, id: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.keys.hash_one(id)
+    }
+
+    /// Whether `id` was delivered before (as far as remembered).
+    fn known(&self, id: &str) -> bool {
+        let h = self.hash(id);
+        self.recent.set.contains(&h) || self.anchors.set.contains(&h)
+    }
+
+    /// Remembers a delivered `id`.
+    fn remember(&mut self, id: &str) {
+        let h = self.hash(id);
+        if self.recent.insert(h) {
+            if self.count % ANCHOR_EVERY == 0 {
+                self.anchors.insert(h);
+            }
+            self.count += 1;
+        }
     }
 }
 
@@ -574,7 +639,7 @@ impl Shared {
             // A stream that made progress before breaking (a server that closes streams
             // on purpose, SSE polling) starts the count again: the bound is on failures in a
             // row.
-            if cur.events > before {
+            if cur.progressed(before) {
                 attempts = 0;
             }
             attempts += 1;
@@ -595,7 +660,7 @@ impl Shared {
             }
             match self.open_get(lease, Some(&last)) {
                 Ok(b) => {
-                    cur.resumed = true;
+                    cur.start(Some(last));
                     body = Some(b);
                 }
                 Err(GetFail::Failed(why)) => {
@@ -658,14 +723,31 @@ impl Shared {
                     .min(self.cfg.max_retry)
                     .max(MIN_RETRY);
             }
+            if let Some(to) = &cur.skip_to {
+                // Replaying: up to and with the last event delivered before, nothing goes on.
+                if ev.id.as_ref() == Some(to) {
+                    cur.skip_to = None;
+                }
+                continue;
+            }
             if let Some(i) = ev.id {
                 // Every id is remembered; one seen before is dropped only from a resumed
                 // stream (a replay of what was delivered). On the stream that carries it
                 // first, a repeat is the server's own mistake, and its message is delivered
                 // rather than lost (an answer dropped there would leave its call waiting).
-                let first = i.is_empty() || cur.seen.first_time(&i);
-                if !first && cur.resumed {
+                let again =
+                    !i.is_empty() && (cur.seen.known(&i) || cur.resumed_from.as_ref() == Some(&i));
+                if cur.resumed && again {
+                    // A replay: nothing up to the event resumed from is delivered again, and
+                    // what came before this point was no progress.
+                    cur.replayed_at = Some(cur.events);
+                    if cur.resumed_from.as_ref() != Some(&i) {
+                        cur.skip_to.clone_from(&cur.resumed_from);
+                    }
                     continue;
+                }
+                if !i.is_empty() {
+                    cur.seen.remember(&i);
                 }
                 cur.last_id = Some(i);
             }
@@ -750,7 +832,7 @@ impl Shared {
             let opened = self.open_get(&lease, last.as_deref());
             // The first attempt is over: whoever waits for the stream may go on.
             ready.take();
-            cur.resumed = last.is_some();
+            cur.start(last);
             let stop = match opened {
                 Ok(body) => match self.pump(
                     &mut self.sse(body),
@@ -766,7 +848,7 @@ impl Shared {
                     }
                     PumpEnd::Ended(why) => {
                         log::debug!("the GET stream of {} ended: {why:?}", self.url);
-                        if cur.events > before {
+                        if cur.progressed(before) {
                             failures = 0;
                         } else {
                             failures += 1;
