@@ -22,6 +22,12 @@
 # Python SDK server, scripts/interop/py_server.py, over stdio and Streamable HTTP, pinned to
 # and checked for 2026-07-28), and rs-ref-tasks (OUR `client` example follows a 2025-11-25
 # experimental task of the reference server: scripts/interop/rs_task.sh).
+# The TypeScript SDK v2 (npm @modelcontextprotocol/client and /server 2.4.0, the SDK's stable
+# line, which speaks 2026-07-28): ts2-2026, ts2-auto, ts2-legacy (its client on our server over
+# stdio, pinned to 2026-07-28, probing with server/discover, and with the 2025 handshake),
+# ts2-http-2026 and ts2-http-legacy (the same over Streamable HTTP), rs-ts2-2026 and
+# rs-ts2-http-2026 (our client on a v2 server, scripts/interop/ts2_server.mjs, checked against
+# fixtures/ts2.json). Installed from scripts/interop/node2/ into .cache/interop/node2/.
 # The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
 # Ends with the plain line "interop: N passed, M failed"; exits 1 if a tour failed.
 set -euo pipefail
@@ -36,8 +42,8 @@ log() { echo "== $*"; }
 
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
-HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse"
-CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026 rs-ref-tasks"
+HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse ts2-http-2026 ts2-http-legacy"
+CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026 rs-ref-tasks rs-ts2-2026 rs-ts2-http-2026"
 SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
 tours="${INTEROP_TOURS:-}"
 reference=0
@@ -45,7 +51,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=1; shift ;;
     --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) break ;;
@@ -93,6 +99,20 @@ install_node() {
   echo "$want" > "$dir/.stamp"
 }
 
+# ---- TypeScript SDK v2 (@modelcontextprotocol/client and /server) from its own lock file
+install_node2() {
+  local dir="$CACHE/node2" want
+  want="$(stamp_of "$HERE/node2/package.json" "$HERE/node2/package-lock.json")"
+  mkdir -p "$dir"
+  if [ -d "$dir/node_modules" ] && [ "$(cat "$dir/.stamp" 2>/dev/null || true)" = "$want" ]; then
+    return 0
+  fi
+  log "installing the TypeScript SDK v2 into $dir"
+  cp "$HERE/node2/package.json" "$HERE/node2/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned TypeScript SDK v2 failed"
+  echo "$want" > "$dir/.stamp"
+}
+
 # ---- the server under test
 if [ "$reference" = 1 ]; then
   [ $# -eq 0 ] || die "--reference takes no server command"
@@ -102,9 +122,9 @@ if [ "$reference" = 1 ]; then
   tours="${tours:-py-legacy ts-legacy}"
 elif [ $# -gt 0 ]; then
   server=("$@")
-  tours="${tours:-py-legacy py-2026 ts-legacy}"
+  tours="${tours:-py-legacy py-2026 ts-legacy ts2-2026 ts2-legacy}"
 else
-  tours="${tours:-py-legacy py-2026 ts-legacy $HTTP_TOURS $CLIENT_TOURS}"
+  tours="${tours:-py-legacy py-2026 ts-legacy ts2-2026 ts2-auto ts2-legacy $HTTP_TOURS $CLIENT_TOURS}"
   bin="$ROOT/target/release/everything"
   if [ ! -x "$bin" ] || [ ! -x "$ROOT/target/release/tour" ] || [ ! -x "$ROOT/target/release/client" ]; then
     log "target/release/everything or tour missing: cargo build --release -p mcp-examples"
@@ -117,6 +137,7 @@ fi
 mkdir -p "$CACHE"
 case " $tours " in *" py-"*|*" rs-py-"*) install_python ;; esac
 install_node
+case " $tours " in *" ts2-"*|*" rs-ts2-"*) install_node2 ;; esac
 case " $tours " in
   *" rs-"*) [ -x "$ROOT/target/release/tour" ] || die "target/release/tour missing: cargo build --release -p mcp-examples" ;;
 esac
@@ -125,6 +146,7 @@ case " $tours " in
 esac
 # Node resolves the SDK from the script's own folder: run the drivers from the install folder.
 cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
+[ ! -d "$CACHE/node2" ] || cp "$HERE/tour2.mjs" "$HERE/match.mjs" "$HERE/ts2_server.mjs" "$CACHE/node2/"
 
 # ---- an HTTP server for one tour: `everything --http 127.0.0.1:0` (the kernel picks a free
 # port), read "listening on http://ADDR/mcp" from its stderr within a deadline, stop it after.
@@ -212,6 +234,8 @@ run_tour() {
 export NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}"
 py=("$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures")
 ts=(node "$CACHE/node/tour.mjs" "$fixtures")
+ts2=(node "$CACHE/node2/tour2.mjs" "$fixtures")
+ts2_server=(node "$CACHE/node2/ts2_server.mjs")
 rs=("$ROOT/target/release/tour")
 reference_server=(node "$CACHE/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 py_server=("$CACHE/py/bin/python" -u "$HERE/py_server.py")
@@ -220,7 +244,10 @@ for tour in $tours; do
     py-legacy) run_tour "$tour" "${py[@]}" "$tour" legacy -- "${server[@]}" ;;
     py-2026) run_tour "$tour" "${py[@]}" "$tour" 2026-07-28 -- "${server[@]}" ;;
     ts-legacy) run_tour "$tour" "${ts[@]}" "$tour" -- "${server[@]}" ;;
-    py-http-legacy|py-http-2026|ts-http|ts-sse|py-sse)
+    ts2-2026) run_tour "$tour" "${ts2[@]}" "$tour" --mode 2026-07-28 -- "${server[@]}" ;;
+    ts2-auto) run_tour "$tour" "${ts2[@]}" "$tour" --mode auto -- "${server[@]}" ;;
+    ts2-legacy) run_tour "$tour" "${ts2[@]}" "$tour" --mode legacy -- "${server[@]}" ;;
+    py-http-legacy|py-http-2026|ts-http|ts-sse|py-sse|ts2-http-2026|ts2-http-legacy)
       [ "$reference" = 0 ] || die "HTTP tours run against our server only"
       if ! start_http "$tour"; then
         failed=$((failed + 1))
@@ -233,6 +260,8 @@ for tour in $tours; do
         ts-http) run_tour "$tour" "${ts[@]}" "$tour" --http "http://$http_addr/mcp" ;;
         ts-sse) run_tour "$tour" "${ts[@]}" "$tour" --sse "http://$http_addr/sse" ;;
         py-sse) run_tour "$tour" "${py[@]}" "$tour" legacy --sse "http://$http_addr/sse" ;;
+        ts2-http-2026) run_tour "$tour" "${ts2[@]}" "$tour" --mode 2026-07-28 --http "http://$http_addr/mcp" ;;
+        ts2-http-legacy) run_tour "$tour" "${ts2[@]}" "$tour" --mode legacy --http "http://$http_addr/mcp" ;;
       esac
       stop_http ;;
     rs-ref) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
@@ -241,12 +270,15 @@ for tour in $tours; do
       -- "${py_server[@]}" ;;
     rs-ref-tasks) run_tour "$tour" bash "$HERE/rs_task.sh" "$ROOT/target/release/client" \
       -- "${reference_server[@]}" stdio ;;
-    rs-ref-http|rs-ref-sse|rs-py-http-2026)
+    rs-ts2-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/ts2.json" "$tour" --modern --expect 2026-07-28 \
+      -- "${ts2_server[@]}" ;;
+    rs-ref-http|rs-ref-sse|rs-py-http-2026|rs-ts2-http-2026)
       # PORT=0 and the preload: the reference server listens on loopback, on a free port it names.
       case "$tour" in
         rs-ref-http) srv=(env PORT=0 NODE_OPTIONS="--require $HERE/loopback.cjs" "${reference_server[@]}" streamableHttp) ;;
         rs-ref-sse) srv=(env PORT=0 NODE_OPTIONS="--require $HERE/loopback.cjs" "${reference_server[@]}" sse) ;;
         rs-py-http-2026) srv=("${py_server[@]}" --http) ;;
+        rs-ts2-http-2026) srv=("${ts2_server[@]}" --http) ;;
       esac
       if ! start_http "$tour" "${srv[@]}"; then
         failed=$((failed + 1))
@@ -260,9 +292,11 @@ for tour in $tours; do
           --http "http://$http_addr/sse" ;;
         rs-py-http-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/python.json" "$tour" --modern --expect 2026-07-28 \
           --http "http://$http_addr/mcp" ;;
+        rs-ts2-http-2026) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/ts2.json" "$tour" --modern --expect 2026-07-28 \
+          --http "http://$http_addr/mcp" ;;
       esac
       stop_http ;;
-    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, $HTTP_TOURS, $CLIENT_TOURS)" ;;
+    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, ts2-2026, ts2-auto, ts2-legacy, $HTTP_TOURS, $CLIENT_TOURS)" ;;
   esac
 done
 
