@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A stdio server's footprint (issue #14, README "A stdio server's size"): with the kit's default
 # features its dependency tree stays at 20 crates at most, and `echo` built the minimal way stays
-# under 1.615 MB stripped, and the order it is linked in (examples/echo.order) still names its
+# under 1.62 MB stripped, and the order it is linked in (examples/echo.order) still names its
 # functions. Run last in CI: the minimal build replaces target/release/echo, which the
 # interop scripts use in its full form.
 set -euo pipefail
@@ -12,7 +12,7 @@ echo "stdio server dependency tree: $crates crates (at most 20)"
 
 cargo build --release -p mcp-examples --no-default-features --bin echo
 bytes=$(stat -c %s target/release/echo)
-echo "echo, release, stripped: $bytes bytes (under 1,615,000)"
+echo "echo, release, stripped: $bytes bytes (under 1,620,000)"
 
 # echo is linked with the functions a usual session runs first (examples/echo.order, README
 # "Its memory"): that keeps its idle RSS below mcport's. The file names symbols, which code
@@ -40,7 +40,7 @@ if [ "$crates" -gt 20 ]; then
     echo "FAIL: the stdio server's tree has $crates crates" >&2
     status=1
 fi
-if [ "$bytes" -ge 1615000 ]; then
+if [ "$bytes" -ge 1620000 ]; then
     echo "FAIL: echo is $bytes bytes" >&2
     status=1
 fi

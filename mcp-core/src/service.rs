@@ -164,10 +164,13 @@ pub fn requester(claims: &serde_json::Value) -> serde_json::Value {
     let Value::Object(c) = claims else {
         return claims.clone();
     };
-    let named: serde_json::Map<String, Value> = ["iss", "sub", "client_id", "username"]
-        .into_iter()
-        .filter_map(|k| c.get(k).map(|v| (k.to_owned(), v.clone())))
-        .collect();
+    // Inserted one by one: collecting into the map would link a sort for four keys.
+    let mut named = serde_json::Map::new();
+    for k in ["iss", "sub", "client_id", "username"] {
+        if let Some(v) = c.get(k) {
+            named.insert(k.to_owned(), v.clone());
+        }
+    }
     if !named.is_empty() {
         return Value::Object(named);
     }

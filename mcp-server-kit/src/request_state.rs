@@ -51,18 +51,16 @@ fn unix_now() -> u64 {
 }
 
 /// What a sealed state is bound to: its purpose, its requester (JSON text, `null` without
-/// authorization) and its request. The requester's text is length-prefixed, so no requester
-/// and binding can be read as another pair.
+/// authorization) and its request, each ended by a NUL byte, which JSON text never holds
+/// unescaped: no requester and binding can be read as another pair.
 fn context_of(ctx: &Context, binding: &str) -> Vec<u8> {
-    let who = ctx
-        .call
-        .auth
-        .as_ref()
-        .map_or(Value::Null, mcp_core::service::requester)
-        .to_string();
+    let who = match &ctx.call.auth {
+        Some(claims) => mcp_core::service::requester(claims).to_string(),
+        None => "null".to_owned(),
+    };
     let mut c = b"requestState\0".to_vec();
-    c.extend_from_slice(&(who.len() as u64).to_be_bytes());
     c.extend_from_slice(who.as_bytes());
+    c.push(0);
     c.extend_from_slice(binding.as_bytes());
     c
 }

@@ -376,8 +376,7 @@ fn forward_stderr<R: Read>(stderr: R, pid: u32) {
                 "[{pid}] {}",
                 String::from_utf8_lossy(&line)
             ),
-            // (`Unfinished` comes only to an `early` reader.)
-            Ok(LineRead::TooLarge(len, ..) | LineRead::Unfinished(len, _)) => log::info!(
+            Ok(LineRead::TooLarge(len, ..)) => log::info!(
                 target: "mcp_stdio::child",
                 "[{pid}] <stderr line of {len} bytes not shown>"
             ),

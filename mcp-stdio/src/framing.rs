@@ -105,12 +105,11 @@ pub(crate) enum LineRead {
     /// A line is in the buffer (line end and a trailing `\r` removed).
     Line,
     /// A line longer than the limit was skipped; it held this many bytes, this top-level id
-    /// and (the flag) a top-level `method`.
-    TooLarge(usize, Option<RequestId>, bool),
-    /// (With `early`.) A line past the limit found to answer the request of this id before
-    /// it ended, reported then with the bytes seen so far: the call fails at once even if the
-    /// line never ends. The rest of the line is still unread: [`skip_line`] drops it.
-    Unfinished(usize, RequestId),
+    /// and (the first flag) a top-level `method`. With the second flag (only `early`), the
+    /// line was found to answer the request of that id before it ended, and is reported then,
+    /// with the bytes seen so far (the call fails at once even if the line never ends): its
+    /// rest is still unread, for [`skip_line`] to drop.
+    TooLarge(usize, Option<RequestId>, bool, bool),
     /// End of stream.
     Eof,
 }
@@ -118,7 +117,7 @@ pub(crate) enum LineRead {
 /// Reads one line into `buf` (cleared first), keeping at most `limit` bytes. A longer line is
 /// consumed and dropped chunk by chunk, so nothing beyond `limit` plus the reader's own buffer
 /// is ever held. A last line without `\n` before EOF still counts as a line. With `early`, an
-/// over-long answer may come back [`LineRead::Unfinished`].
+/// over-long answer may come back before its line ends (see [`LineRead::TooLarge`]).
 pub(crate) fn read_bounded_line<R: BufRead>(
     r: &mut R,
     buf: &mut Vec<u8>,
@@ -189,7 +188,7 @@ fn too_large(buf: &mut Vec<u8>, part: &[u8], seen: usize) -> LineRead {
 }
 
 /// Reads the rest of an over-long line without keeping it, its id scanned as it goes by;
-/// with `early`, stops as soon as it is known to be an answer (see [`LineRead::Unfinished`]).
+/// with `early`, stops as soon as it is known to be an answer (see [`LineRead::TooLarge`]).
 #[cold]
 #[inline(never)]
 fn discard_rest(
@@ -199,8 +198,8 @@ fn discard_rest(
     early: bool,
 ) -> io::Result<LineRead> {
     loop {
-        if let Some(id) = scan.answered().filter(|_| early) {
-            return Ok(LineRead::Unfinished(seen, id.clone()));
+        if early && scan.answered().is_some() {
+            return Ok(scan.into_open(seen));
         }
         let chunk = match r.fill_buf() {
             Ok(c) => c,
@@ -224,27 +223,8 @@ fn discard_rest(
 }
 
 /// Drops what is left of a line (up to and with its `\n`, or to the end of the stream).
-#[cold]
-#[inline(never)]
-pub(crate) fn skip_line(r: &mut dyn BufRead) -> io::Result<()> {
-    loop {
-        let chunk = match r.fill_buf() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        let (used, done) = match find_newline(chunk) {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        r.consume(used);
-        if done {
-            return Ok(());
-        }
-    }
+fn skip_line(r: &mut dyn BufRead) -> io::Result<()> {
+    discard_rest(r, IdScan::default(), 0, false).map(drop)
 }
 
 /// The index of the first `\n` in `bytes`. Every input byte passes through here, and a plain
@@ -321,7 +301,7 @@ pub struct MessageReader<R> {
     batch_answers: Option<Vec<Option<RequestId>>>,
     /// The last message read came from a batch.
     batched: bool,
-    /// The rest of the last line goes before the next one is read (`LineRead::Unfinished`).
+    /// The rest of the last line goes before the next one is read (see `LineRead::TooLarge`).
     skipping: bool,
     done: bool,
     /// A server's session: batches follow the revision it negotiated.
@@ -423,28 +403,21 @@ impl<R: BufRead> MessageReader<R> {
         }
         self.batched = false;
         while !self.done {
-            if std::mem::take(&mut self.skipping) {
-                if let Err(e) = skip_line(&mut self.inner) {
-                    self.done = true;
-                    return Some(Err(FrameError::Io(e)));
-                }
-            }
-            match read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len, true) {
+            let skipped = match std::mem::take(&mut self.skipping) {
+                true => skip_line(&mut self.inner),
+                false => Ok(()),
+            };
+            let read = skipped.and_then(|()| {
+                read_bounded_line(&mut self.inner, &mut self.line, self.max_line_len, true)
+            });
+            match read {
                 Err(e) => {
                     self.done = true;
                     return Some(Err(FrameError::Io(e)));
                 }
                 Ok(LineRead::Eof) => self.done = true,
-                Ok(LineRead::Unfinished(len, id)) => {
-                    self.skipping = true;
-                    return Some(Err(FrameError::TooLarge {
-                        len,
-                        limit: self.max_line_len,
-                        id: Some(id),
-                        method: false,
-                    }));
-                }
-                Ok(LineRead::TooLarge(len, id, method)) => {
+                Ok(LineRead::TooLarge(len, id, method, open)) => {
+                    self.skipping = open;
                     return Some(Err(FrameError::TooLarge {
                         len,
                         limit: self.max_line_len,

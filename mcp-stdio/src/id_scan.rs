@@ -45,7 +45,7 @@ impl IdScan {
     /// whether it had a `method`.
     pub(crate) fn into_line(self, seen: usize) -> crate::framing::LineRead {
         let (id, method) = self.finish();
-        crate::framing::LineRead::TooLarge(seen, id, method)
+        crate::framing::LineRead::TooLarge(seen, id, method, false)
     }
 
     /// The id of the request this line answers, once that is certain before the line ends:
@@ -54,6 +54,12 @@ impl IdScan {
     /// reporting it as a too-large answer is still true.)
     pub(crate) fn answered(&self) -> Option<&RequestId> {
         self.found.as_ref().filter(|_| self.answer && !self.method)
+    }
+
+    /// What [`read_bounded_line`](crate::framing) reports for a line found to be an answer
+    /// before its end (see [`IdScan::answered`]), `seen` bytes into it.
+    pub(crate) fn into_open(self, seen: usize) -> crate::framing::LineRead {
+        crate::framing::LineRead::TooLarge(seen, self.found, false, true)
     }
 
     /// The id, if the line had one at its top level, and whether it had a `method` (a
