@@ -85,31 +85,20 @@ install_python() {
   echo "$want" > "$venv/.stamp"
 }
 
-# ---- TypeScript SDK (+ the reference server) from the committed lock file
-install_node() {
-  local dir="$CACHE/node" want
-  want="$(stamp_of "$HERE/node/package.json" "$HERE/node/package-lock.json")"
+# ---- npm packages pinned by a committed lock file: `install_npm DIR WHAT` installs
+# scripts/interop/DIR/package{,-lock}.json into .cache/interop/DIR (again only when they change):
+# node (the TypeScript SDK v1 and the reference server) and node2 (the TypeScript SDK v2).
+install_npm() {
+  local name="$1" what="$2" dir want
+  dir="$CACHE/$name"
+  want="$(stamp_of "$HERE/$name/package.json" "$HERE/$name/package-lock.json")"
   mkdir -p "$dir"
   if [ -d "$dir/node_modules" ] && [ "$(cat "$dir/.stamp" 2>/dev/null || true)" = "$want" ]; then
     return 0
   fi
-  log "installing the TypeScript SDK into $dir"
-  cp "$HERE/node/package.json" "$HERE/node/package-lock.json" "$dir/"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned TypeScript SDK failed"
-  echo "$want" > "$dir/.stamp"
-}
-
-# ---- TypeScript SDK v2 (@modelcontextprotocol/client and /server) from its own lock file
-install_node2() {
-  local dir="$CACHE/node2" want
-  want="$(stamp_of "$HERE/node2/package.json" "$HERE/node2/package-lock.json")"
-  mkdir -p "$dir"
-  if [ -d "$dir/node_modules" ] && [ "$(cat "$dir/.stamp" 2>/dev/null || true)" = "$want" ]; then
-    return 0
-  fi
-  log "installing the TypeScript SDK v2 into $dir"
-  cp "$HERE/node2/package.json" "$HERE/node2/package-lock.json" "$dir/"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned TypeScript SDK v2 failed"
+  log "installing $what into $dir"
+  cp "$HERE/$name/package.json" "$HERE/$name/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned $what failed"
   echo "$want" > "$dir/.stamp"
 }
 
@@ -136,8 +125,8 @@ fi
 
 mkdir -p "$CACHE"
 case " $tours " in *" py-"*|*" rs-py-"*) install_python ;; esac
-install_node
-case " $tours " in *" ts2-"*|*" rs-ts2-"*) install_node2 ;; esac
+install_npm node "TypeScript SDK"
+case " $tours " in *" ts2-"*|*" rs-ts2-"*) install_npm node2 "TypeScript SDK v2" ;; esac
 case " $tours " in
   *" rs-"*) [ -x "$ROOT/target/release/tour" ] || die "target/release/tour missing: cargo build --release -p mcp-examples" ;;
 esac

@@ -379,7 +379,7 @@ fn a_silent_server_fails_the_handshake_within_its_timeout() {
 #[test]
 fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
     use crossbeam_channel::Sender;
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::{BufReader, Write};
     use std::net::TcpListener;
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -392,32 +392,10 @@ fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
             thread::spawn(move || {
                 let mut w = conn.try_clone().unwrap();
                 let mut r = BufReader::new(conn);
-                loop {
-                    let mut line = String::new();
-                    if r.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut len = 0;
-                    loop {
-                        let mut l = String::new();
-                        if r.read_line(&mut l).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let l = l.trim_end().to_ascii_lowercase();
-                        if l.is_empty() {
-                            break;
-                        }
-                        if let Some(v) = l.strip_prefix("content-length:") {
-                            len = v.trim().parse().unwrap_or(0);
-                        }
-                    }
+                while let Some((line, body)) = http_request(&mut r) {
                     if line.starts_with("GET") {
                         // Never answered: the connection is held open.
                         let _ = hold.send(w);
-                        return;
-                    }
-                    let mut body = vec![0; len];
-                    if r.read_exact(&mut body).is_err() {
                         return;
                     }
                     let v: Value = serde_json::from_slice(&body).unwrap_or_default();
@@ -429,14 +407,7 @@ fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
                         _ => None,
                     };
                     let _ = match answer {
-                        Some(a) => {
-                            let a = a.to_string();
-                            write!(
-                                w,
-                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\n\r\n{a}",
-                                a.len()
-                            )
-                        }
+                        Some(a) => json_answer(&mut w, &a),
                         None => write!(w, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"),
                     };
                 }
@@ -452,6 +423,17 @@ fn a_legacy_http_session_does_not_wait_for_its_get_stream() {
     let took = started.elapsed();
     assert!(took < SLACK, "the first call took {took:?}");
     drop(hold_rx);
+}
+
+/// A 200 with `v` as its JSON body, in legacy session `s1`.
+#[cfg(feature = "http")]
+fn json_answer(w: &mut impl std::io::Write, v: &Value) -> std::io::Result<()> {
+    let a = v.to_string();
+    write!(
+        w,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\n\r\n{a}",
+        a.len()
+    )
 }
 
 /// One HTTP request off `r`: the request line and the body (None at the end).
@@ -509,16 +491,8 @@ fn a_server_that_acknowledges_no_answer_does_not_hold_up_requests() {
                         continue;
                     }
                     let v: Value = serde_json::from_slice(&body).unwrap_or_default();
-                    let json = |w: &mut std::net::TcpStream, a: Value| {
-                        let a = a.to_string();
-                        write!(
-                            w,
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\n\r\n{a}",
-                            a.len()
-                        )
-                    };
                     let _ = match (v["method"].as_str(), v.get("id").is_some()) {
-                        (Some("initialize"), _) => json(&mut w, initialize_answer(&v)),
+                        (Some("initialize"), _) => json_answer(&mut w, &initialize_answer(&v)),
                         (Some("tools/call"), _) => {
                             let _ = write!(
                                 w,
@@ -533,9 +507,9 @@ fn a_server_that_acknowledges_no_answer_does_not_hold_up_requests() {
                             let _ = write!(w, "data: {a}\n\n");
                             return;
                         }
-                        (Some(_), true) => json(
+                        (Some(_), true) => json_answer(
                             &mut w,
-                            json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}),
+                            &json!({"jsonrpc": "2.0", "id": v["id"], "result": {}}),
                         ),
                         (Some(_), false) => {
                             write!(w, "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")

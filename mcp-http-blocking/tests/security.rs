@@ -377,6 +377,23 @@ fn audience_auth() -> mcp_http_blocking::AuthConfigBuilder {
     AuthConfig::builder(Arc::new(Audience)).authorization_servers(["https://auth.example"])
 }
 
+/// An `initialize` POSTed to `a` with `Host: host` and the bearer `token`.
+fn post_as(a: std::net::SocketAddr, host: &str, token: &str) -> Resp {
+    let auth = format!("Bearer {token}");
+    request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            ("Host", host),
+            ("Authorization", &auth),
+        ],
+        &init_body("2025-06-18"),
+    )
+}
+
 /// The audience a token is checked for is this server's URL, never one the client names in
 /// `Host`: a token issued for another server on the same host (another port) is refused, and
 /// a server that allows every `Host` must be told its URL.
@@ -386,21 +403,7 @@ fn the_audience_never_comes_from_a_host_the_client_chooses() {
     let a = h.local_addr();
     let ours = format!("127.0.0.1:{}", a.port());
     let other = format!("127.0.0.1:{}", a.port().wrapping_add(1).max(1));
-    let post = |host: &str, token: &str| {
-        let auth = format!("Bearer {token}");
-        request(
-            a,
-            "POST",
-            "/mcp",
-            &[
-                ACCEPT_BOTH,
-                JSON_CT,
-                ("Host", host),
-                ("Authorization", &auth),
-            ],
-            &init_body("2025-06-18"),
-        )
-    };
+    let post = |host: &str, token: &str| post_as(a, host, token);
     // This server's own token, through its own address: served.
     assert_eq!(
         post(&ours, &format!("http://{ours}/mcp").replace(':', "~")).status,
@@ -449,21 +452,7 @@ fn the_audience_never_comes_from_a_host_the_client_chooses() {
             .auth(audience_auth().public_url("https://mcp.example/").build()),
     );
     let a = h.local_addr();
-    let post = |host: &str, token: &str| {
-        let auth = format!("Bearer {token}");
-        request(
-            a,
-            "POST",
-            "/mcp",
-            &[
-                ACCEPT_BOTH,
-                JSON_CT,
-                ("Host", host),
-                ("Authorization", &auth),
-            ],
-            &init_body("2025-06-18"),
-        )
-    };
+    let post = |host: &str, token: &str| post_as(a, host, token);
     assert_eq!(post("evil.example", "http~//evil.example/mcp").status, 401);
     assert_eq!(post("evil.example", "https~//mcp.example/mcp").status, 200);
 }
