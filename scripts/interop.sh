@@ -134,8 +134,8 @@ case " $tours " in
   *" rs-ref-tasks "*) [ -x "$ROOT/target/release/client" ] || die "target/release/client missing: cargo build --release -p mcp-examples" ;;
 esac
 # Node resolves the SDK from the script's own folder: run the drivers from the install folder.
-cp "$HERE/tour.mjs" "$HERE/match.mjs" "$CACHE/node/"
-[ ! -d "$CACHE/node2" ] || cp "$HERE/tour2.mjs" "$HERE/match.mjs" "$HERE/ts2_server.mjs" "$CACHE/node2/"
+cp "$HERE/tour.mjs" "$HERE/steps.mjs" "$HERE/match.mjs" "$CACHE/node/"
+[ ! -d "$CACHE/node2" ] || cp "$HERE/tour2.mjs" "$HERE/steps.mjs" "$HERE/match.mjs" "$HERE/ts2_server.mjs" "$CACHE/node2/"
 
 # ---- an HTTP server for one tour: `everything --http 127.0.0.1:0` (the kernel picks a free
 # port), read "listening on http://ADDR/mcp" from its stderr within a deadline, stop it after.

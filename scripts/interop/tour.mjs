@@ -23,7 +23,8 @@ import {
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { match, synthesizeArgs, elicitAnswer, SAMPLING_ANSWER, ROOTS } from "./match.mjs";
+import { ok, fail, check, step, tourPrompts, tourCompletions, summary } from "./steps.mjs";
+import { synthesizeArgs, elicitAnswer, SAMPLING_ANSWER, ROOTS } from "./match.mjs";
 
 const argv = process.argv.slice(2);
 const how = argv[2];
@@ -36,32 +37,6 @@ const fx = JSON.parse(readFileSync(argv[0], "utf8"));
 const label = argv[1];
 const target = argv.slice(3);
 const TIMEOUT = { timeout: 30000 };
-
-let steps = 0;
-let failures = 0;
-function ok(name, note) {
-  steps += 1;
-  console.log(`  ok   ${name}${note ? ` (${note})` : ""}`);
-}
-function fail(name, why) {
-  steps += 1;
-  failures += 1;
-  console.log(`  FAIL ${name}: ${why}`);
-}
-function check(name, actual, pattern) {
-  const errs = match(actual, pattern);
-  if (errs.length === 0) ok(name);
-  else fail(name, `${errs.slice(0, 5).join("; ")}\n       got: ${JSON.stringify(actual).slice(0, 600)}`);
-  return errs.length === 0;
-}
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    fail(name, e instanceof Error ? e.message : String(e));
-    return undefined;
-  }
-}
 
 // What the callbacks saw, per tool being called.
 let currentTool = null;
@@ -259,38 +234,9 @@ if (caps.resources || fx.required.resources.length) {
   }
 }
 
-// ---- prompts
-if (caps.prompts || fx.required.prompts.length) {
-  const prompts = (await step("prompts/list", async () => (await client.listPrompts({}, TIMEOUT)).prompts)) ?? [];
-  {
-    const errs = prompts.filter((p) => !p.name || !p.description).map((p) => `${p.name}: missing name or description`);
-    const missing = fx.required.prompts.filter((n) => !prompts.some((p) => p.name === n));
-    if (missing.length) errs.push(`missing prompts: ${missing.join(", ")}`);
-    if (errs.length) fail("prompts/list shape", errs.join("; "));
-    else ok("prompts/list shape", `${prompts.length} prompts`);
-  }
-  for (const p of prompts) {
-    const f = fx.prompts?.[p.name] ?? {};
-    const args = f.args ?? Object.fromEntries((p.arguments ?? []).filter((a) => a.required).map((a) => [a.name, "test"]));
-    const res = await step(`prompts/get ${p.name}`, () => client.getPrompt({ name: p.name, arguments: args }, TIMEOUT));
-    if (res === undefined) continue;
-    if (f.result) check(`prompts/get ${p.name}`, res, f.result);
-    else if (!Array.isArray(res.messages) || res.messages.length === 0) fail(`prompts/get ${p.name}`, "no messages");
-    else ok(`prompts/get ${p.name}`);
-  }
-}
-
-// ---- completion
-if (caps.completions || fx.completions?.length) {
-  for (const c of fx.completions ?? []) {
-    const what = `completion/complete ${c.ref.name ?? c.ref.uri} ${c.argument.name}`;
-    await step(what, async () => {
-      const res = await client.complete({ ref: c.ref, argument: c.argument }, TIMEOUT);
-      if (!Array.isArray(res.completion?.values)) fail(what, "completion.values is not an array");
-      else check(what, res, c.result ?? { completion: { values: "<any>" } });
-    });
-  }
-}
+// ---- prompts and completions
+await tourPrompts(client, fx, caps, TIMEOUT, TIMEOUT);
+await tourCompletions(client, fx, caps, TIMEOUT);
 
 await finish();
 
@@ -300,9 +246,8 @@ async function finish() {
   } catch {
     // The server may already be gone; the tour result stands.
   }
-  console.log(
-    `tour ${label}: ${failures === 0 ? "PASS" : "FAIL"}, ${steps - failures}/${steps} steps ok` +
-      ` (server asked for roots ${seen.roots}x, sampling ${seen.sampling.length}x, elicitation ${seen.elicitation.length}x)`,
+  summary(
+    label,
+    `server asked for roots ${seen.roots}x, sampling ${seen.sampling.length}x, elicitation ${seen.elicitation.length}x`,
   );
-  process.exit(failures === 0 ? 0 : 1);
 }

@@ -25,7 +25,8 @@
 import { readFileSync } from "node:fs";
 import { Client, StreamableHTTPClientTransport, SSEClientTransport, LOG_LEVEL_META_KEY } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { match, synthesizeArgs, elicitAnswer, SAMPLING_ANSWER, ROOTS } from "./match.mjs";
+import { ok, fail, check, step, describe, tourPrompts, tourCompletions, summary } from "./steps.mjs";
+import { synthesizeArgs, elicitAnswer, SAMPLING_ANSWER, ROOTS } from "./match.mjs";
 
 const USAGE =
   "usage: node tour2.mjs FIXTURES.json LABEL [--mode 2026-07-28|auto|legacy] (-- SERVER_COMMAND [ARGS...] | --http URL | --sse URL)";
@@ -58,38 +59,6 @@ function usage() {
 const fx = JSON.parse(readFileSync(fixturesPath, "utf8"));
 const TIMEOUT = { timeout: 30000 };
 const negotiation = mode === "legacy" ? { mode: "legacy" } : mode === "auto" ? { mode: "auto" } : { mode: { pin: mode } };
-
-// ---- reporting
-let steps = 0;
-let failures = 0;
-function ok(name, note) {
-  steps += 1;
-  console.log(`  ok   ${name}${note ? ` (${note})` : ""}`);
-}
-function fail(name, why) {
-  steps += 1;
-  failures += 1;
-  console.log(`  FAIL ${name}: ${why}`);
-}
-function check(name, actual, pattern) {
-  const errs = match(actual, pattern);
-  if (errs.length === 0) ok(name);
-  else fail(name, `${errs.slice(0, 5).join("; ")}\n       got: ${JSON.stringify(actual).slice(0, 600)}`);
-  return errs.length === 0;
-}
-function describe(e) {
-  if (!(e instanceof Error)) return String(e);
-  const code = e.code !== undefined ? ` [code ${e.code}]` : "";
-  return `${e.constructor?.name ?? "Error"}${code}: ${e.message}`;
-}
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (e) {
-    fail(name, describe(e));
-    return undefined;
-  }
-}
 
 // ---- what the client callbacks and the wire saw
 let currentTool = null;
@@ -400,39 +369,9 @@ for (const u of fx.updates ?? []) {
   });
 }
 
-// ---- prompts
-if (caps.prompts || fx.required.prompts.length) {
-  const prompts = (await step("prompts/list", async () =>
-    (await client.listPrompts(undefined, { ...TIMEOUT, cacheMode: "bypass" })).prompts)) ?? [];
-  {
-    const errs = prompts.filter((p) => !p.name || !p.description).map((p) => `${p.name}: missing name or description`);
-    const missing = fx.required.prompts.filter((n) => !prompts.some((p) => p.name === n));
-    if (missing.length) errs.push(`missing prompts: ${missing.join(", ")}`);
-    if (errs.length) fail("prompts/list shape", errs.join("; "));
-    else ok("prompts/list shape", `${prompts.length} prompts`);
-  }
-  for (const p of prompts) {
-    const f = fx.prompts?.[p.name] ?? {};
-    const args = f.args ?? Object.fromEntries((p.arguments ?? []).filter((a) => a.required).map((a) => [a.name, "test"]));
-    const res = await step(`prompts/get ${p.name}`, () => client.getPrompt({ name: p.name, arguments: args }, TIMEOUT));
-    if (res === undefined) continue;
-    if (f.result) check(`prompts/get ${p.name}`, res, f.result);
-    else if (!Array.isArray(res.messages) || res.messages.length === 0) fail(`prompts/get ${p.name}`, "no messages");
-    else ok(`prompts/get ${p.name}`);
-  }
-}
-
-// ---- completion
-if (caps.completions || fx.completions?.length) {
-  for (const c of fx.completions ?? []) {
-    const what = `completion/complete ${c.ref.name ?? c.ref.uri} ${c.argument.name}`;
-    await step(what, async () => {
-      const res = await client.complete({ ref: c.ref, argument: c.argument }, TIMEOUT);
-      if (!Array.isArray(res.completion?.values)) fail(what, "completion.values is not an array");
-      else check(what, res, c.result ?? { completion: { values: "<any>" } });
-    });
-  }
-}
+// ---- prompts and completions
+await tourPrompts(client, fx, caps, TIMEOUT, { ...TIMEOUT, cacheMode: "bypass" });
+await tourCompletions(client, fx, caps, TIMEOUT);
 
 await finish();
 
@@ -442,10 +381,8 @@ async function finish() {
   } catch {
     // The server may already be gone; the tour result stands.
   }
-  console.log(
-    `tour ${label}: ${failures === 0 ? "PASS" : "FAIL"}, ${steps - failures}/${steps} steps ok` +
-      ` (server asked for roots ${seen.roots}x, sampling ${seen.sampling.length}x, elicitation ${seen.elicitation.length}x;` +
-      ` ${sdkErrors.length} client.onerror)`,
+  summary(
+    label,
+    `server asked for roots ${seen.roots}x, sampling ${seen.sampling.length}x, elicitation ${seen.elicitation.length}x;${sdkErrors.length} client.onerror`,
   );
-  process.exit(failures === 0 ? 0 : 1);
 }
