@@ -483,3 +483,44 @@ fn a_client_that_accepts_only_json_and_hangs_up_cancels_the_exchange() {
         "the handler was cancelled"
     );
 }
+
+/// A routing header twice (a proxy may go by the other copy) is refused, each name of
+/// `Mcp-Param-*` too; and a `subscriptions/listen` whose client takes only JSON is refused at
+/// once, with its id (it waited the 5-minute answer timeout, then got 504 with a null id).
+#[test]
+fn duplicate_routing_headers_and_a_json_only_listen_are_refused() {
+    let (h, _) = serve(HttpConfig::default(), IO);
+    let a = h.local_addr();
+    let call = body(1, "tools/call", json!({"name": "add"}));
+    let m = ("Mcp-Method", "tools/call");
+    let n = ("Mcp-Name", "add");
+    for extra in [
+        vec![m, n, ("Mcp-Name", "sub")],
+        vec![m, ("Mcp-Method", "tools/list"), n],
+        vec![m, n, ("Mcp-Param-Region", "eu"), ("mcp-param-region", "us")],
+    ] {
+        assert_eq!(post_modern(a, &extra, &call).status, 400, "{extra:?}");
+    }
+    assert_eq!(post_modern(a, &[m, n], &call).status, 200);
+    let listen = body(
+        2,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let started = std::time::Instant::now();
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ("Accept", "application/json"),
+            JSON_CT,
+            PV,
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        &listen,
+    );
+    assert_eq!(r.status, 406);
+    assert_eq!(r.json()["id"], 2);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}

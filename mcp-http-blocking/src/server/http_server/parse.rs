@@ -91,15 +91,23 @@ fn is_token(s: &[u8]) -> bool {
 }
 
 /// Header fields a request may carry once only (RFC 9112 says so of `Host`; the others name
-/// one origin, one credential, one session, one revision or one resumption point).
-const SINGLE: [&str; 6] = [
+/// one origin, one credential, one session, one revision or one resumption point, and the
+/// 2026-07-28 routing headers one method and one name, which a proxy routes or authorizes on:
+/// with two, it and this server could each go by a different one). `Mcp-Param-*` fields too,
+/// each name once.
+const SINGLE: [&str; 8] = [
     "Host",
     "Origin",
     "Authorization",
     "Mcp-Session-Id",
     "Mcp-Protocol-Version",
     "Last-Event-ID",
+    "Mcp-Method",
+    "Mcp-Name",
 ];
+
+/// The prefix of the 2026-07-28 parameter headers (one per name, see [`SINGLE`]).
+const PARAM_PREFIX: &str = "mcp-param-";
 
 /// Reads the next request head. Before the first byte of a request, the end of the stream (or
 /// a timeout) is [`HeadError::Closed`]. Once it has begun, `refill` is asked before every read
@@ -197,6 +205,16 @@ pub(super) fn read_head<R: Read>(
                 ));
             }
             singles |= 1 << i;
+        } else if name
+            .get(..PARAM_PREFIX.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(PARAM_PREFIX))
+            && headers
+                .iter()
+                .any(|(n, _): &(String, String)| n.eq_ignore_ascii_case(&name))
+        {
+            return Err(HeadError::Bad(
+                "a header field that may appear once appears twice",
+            ));
         }
         if name.eq_ignore_ascii_case("Content-Length") {
             let Some(n) = parse_length(value) else {

@@ -58,6 +58,9 @@ fn head(out: &mut Vec<u8>, status: u16, headers: &[(String, String)], http10: bo
     }
 }
 
+/// The largest body written in one piece with its head (see `write_response`).
+const SMALL_BODY: usize = 64 * 1024;
+
 /// Writes `resp`. `keep_alive`: the connection may carry another request afterwards (the
 /// client wants it and the request's body was read to its end); an SSE stream always closes
 /// its connection, so a client that reads to the end of the stream sees EOF at once.
@@ -75,7 +78,7 @@ pub(super) fn write_response(
     } = resp;
     match body {
         Body::Bytes(bytes) => {
-            let mut out = Vec::with_capacity(128 + bytes.len());
+            let mut out = Vec::with_capacity(128 + bytes.len().min(SMALL_BODY));
             head(&mut out, status, &headers, http10);
             out.extend_from_slice(format!("Content-Length: {}\r\n", bytes.len()).as_bytes());
             match (keep_alive, http10) {
@@ -84,8 +87,17 @@ pub(super) fn write_response(
                 (true, false) => {}
             }
             out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(&bytes);
-            match w.write_all(&out).and_then(|_| w.flush()) {
+            // A small body goes out with its head in one write; a large one after it, not
+            // copied: a client that does not read its answer holds the write (up to the write
+            // timeout), and with it one copy of a 4 MiB answer rather than two.
+            let written = if bytes.len() <= SMALL_BODY {
+                out.extend_from_slice(&bytes);
+                drop(bytes);
+                w.write_all(&out)
+            } else {
+                w.write_all(&out).and_then(|()| w.write_all(&bytes))
+            };
+            match written.and_then(|()| w.flush()) {
                 Ok(()) if keep_alive => After::KeepAlive,
                 Ok(()) => After::Close,
                 Err(e) => {

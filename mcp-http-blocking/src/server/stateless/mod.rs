@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use mcp_core::jsonrpc::{ErrorObject, Message, Payload as Incoming, codes};
 use mcp_core::service::{SessionInfo, TransportKind};
+use mcp_core::types::methods;
 use serde_json::Value;
 
 use crate::server::answer::{Answer, Deferred, Escape, Frames, OnEnd, Reply, Via};
@@ -64,6 +65,20 @@ pub(crate) fn post(
         Message::Request(r) => Some(r.id.clone()),
         _ => None,
     };
+    if let (Some(id), false) = (&id, accept_sse) {
+        if msg.method() == Some(methods::SUBSCRIPTIONS_LISTEN) {
+            // A listen is a stream of notifications with no final answer: as JSON it could only
+            // end in the answer timeout (5 min, then 504), holding the connection.
+            return Reply::Now(HttpResponse::rpc_error(
+                406,
+                Some(id.clone()),
+                ErrorObject::new(
+                    codes::INVALID_REQUEST,
+                    "subscriptions/listen is answered as an SSE stream: Accept must include text/event-stream",
+                ),
+            ));
+        }
+    }
     let out = ExchangeOutbound::new(id.clone(), cfg.stream_buffer, cfg.send_timeout);
     let mut info = SessionInfo::new(TransportKind::StreamableHttp)
         .with_protocol_version(version)
