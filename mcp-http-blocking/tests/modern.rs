@@ -157,6 +157,19 @@ fn header_checks_give_the_modern_errors_and_statuses() {
     );
     assert_eq!((r.status, code(&r)), (400, Some(-32020)));
     assert_eq!(r.json()["id"], 1);
+    // Both say 2025-11-25 (a `_meta` naming a legacy revision): they agree; the request is a
+    // legacy one without its session, not a mismatch.
+    let mut legacy = serde_json::from_slice::<Value>(&call).unwrap();
+    legacy["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2025-11-25");
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("MCP-Protocol-Version", "2025-11-25")],
+        legacy.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 400);
+    assert_ne!(code(&r), Some(-32020), "{:?}", r.json());
     // Missing version header on a modern body.
     let r = request(
         a,

@@ -501,12 +501,19 @@ impl StreamableHttp {
                 ),
             ));
         }
-        // Parsing the params is not free: only done when the header does not tell.
+        // Parsing the params is not free: only done when the header does not tell. A body
+        // names 2026-07-28 (or a later revision) when its `_meta` carries a protocolVersion
+        // that is not a legacy one.
         let body_is_modern = || match &incoming {
             Incoming::Single(Message::Request(r)) => r
                 .params_value()
                 .get("_meta")
-                .is_some_and(|m| m.get("io.modelcontextprotocol/protocolVersion").is_some()),
+                .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                .is_some_and(|v| {
+                    !v.as_str()
+                        .and_then(ProtocolVersion::parse)
+                        .is_some_and(|v| v.era() == Era::Legacy)
+                }),
             _ => false,
         };
         // A 2026-07-28 request ignores `Mcp-Session-Id` (that revision has no sessions): the
