@@ -512,7 +512,17 @@ fn duplicate_routing_headers_and_a_json_only_listen_are_refused() {
         vec![m, ("Mcp-Method", "tools/list"), n],
         vec![m, n, ("Mcp-Param-Region", "eu"), ("mcp-param-region", "us")],
     ] {
-        assert_eq!(post_modern(a, &extra, &call).status, 400, "{extra:?}");
+        let r = post_modern(a, &extra, &call);
+        assert_eq!(r.status, 400, "{extra:?}");
+        // The client learns why, as from any other 400 (there was a bare 400 here).
+        assert_eq!(r.json()["error"]["code"], -32600, "{extra:?}");
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("appears twice")),
+            "{:?}",
+            r.json()
+        );
     }
     assert_eq!(post_modern(a, &[m, n], &call).status, 200);
     let listen = body(

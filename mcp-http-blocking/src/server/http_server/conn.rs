@@ -20,7 +20,7 @@ use super::Shared;
 use super::parse::{BodyReader, HeadError, read_head};
 use super::write::{After, write_response};
 use crate::server::answer::{Deferred, Handoff, Reply};
-use crate::server::http::{HttpRequest, HttpResponse};
+use crate::server::http::{HttpRequest, HttpResponse, err400};
 
 /// A connection waiting for its next request (a shutdown may close it at once).
 pub(super) const IDLE: u8 = 0;
@@ -118,11 +118,13 @@ fn watch_hangup(exec: &mcp_core::executor::Executor, sock: &Socket) -> Option<Re
     }
 }
 
-/// The status that answers a head that could not be read, if any.
+/// The status that answers a head that could not be read, if any. A malformed head is 400 with
+/// a JSON-RPC error (-32600, no id: none was read) saying what was wrong, like every other 400
+/// of this server, so that an MCP client can show why.
 fn refusal(e: &HeadError) -> Option<HttpResponse> {
     let bad = |why: &str| {
         log::debug!("refusing a request: {why}");
-        HttpResponse::empty(400)
+        err400(format!("Bad Request: {why}"))
     };
     match e {
         HeadError::Closed | HeadError::Io => None,
