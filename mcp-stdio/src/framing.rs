@@ -114,6 +114,13 @@ pub(crate) enum LineRead {
     Eof,
 }
 
+/// What [`read_bounded_line`] reports for an over-long line it read to the end: its length,
+/// id and whether it had a `method`.
+fn scanned(scan: IdScan, seen: usize) -> LineRead {
+    let (id, method) = scan.finish();
+    LineRead::TooLarge(seen, id, method, false)
+}
+
 /// Reads one line into `buf` (cleared first), keeping at most `limit` bytes. A longer line is
 /// consumed and dropped chunk by chunk, so nothing beyond `limit` plus the reader's own buffer
 /// is ever held. A last line without `\n` before EOF still counts as a line. With `early`, an
@@ -163,7 +170,7 @@ pub(crate) fn read_bounded_line<R: BufRead>(
             buf.clear();
             r.consume(used);
             return if done {
-                Ok(scan.into_line(seen))
+                Ok(scanned(scan, seen))
             } else {
                 discard_rest(r, scan, seen, early)
             };
@@ -184,7 +191,7 @@ fn too_large(buf: &mut Vec<u8>, part: &[u8], seen: usize) -> LineRead {
     scan.feed(buf);
     scan.feed(part);
     buf.clear();
-    scan.into_line(seen)
+    scanned(scan, seen)
 }
 
 /// Reads the rest of an over-long line without keeping it, its id scanned as it goes by;
@@ -199,7 +206,7 @@ fn discard_rest(
 ) -> io::Result<LineRead> {
     loop {
         if early && scan.answered().is_some() {
-            return Ok(scan.into_open(seen));
+            return Ok(LineRead::TooLarge(seen, scan.into_found(), false, true));
         }
         let chunk = match r.fill_buf() {
             Ok(c) => c,
@@ -207,7 +214,7 @@ fn discard_rest(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok(scan.into_line(seen));
+            return Ok(scanned(scan, seen));
         }
         let (part, used, done) = match find_newline(chunk) {
             Some(i) => (&chunk[..i], i + 1, true),
@@ -217,7 +224,7 @@ fn discard_rest(
         scan.feed(part);
         r.consume(used);
         if done {
-            return Ok(scan.into_line(seen));
+            return Ok(scanned(scan, seen));
         }
     }
 }

@@ -41,13 +41,6 @@ impl IdScan {
         }
     }
 
-    /// What [`read_bounded_line`](crate::framing) reports for the line: its length, id and
-    /// whether it had a `method`.
-    pub(crate) fn into_line(self, seen: usize) -> crate::framing::LineRead {
-        let (id, method) = self.finish();
-        crate::framing::LineRead::TooLarge(seen, id, method, false)
-    }
-
     /// The id of the request this line answers, once that is certain before the line ends:
     /// its top-level `id` was read, and a `result` or `error` member, and no `method`, came
     /// before the bytes read so far. (A later `method` would make it no message at all, so
@@ -56,10 +49,9 @@ impl IdScan {
         self.found.as_ref().filter(|_| self.answer && !self.method)
     }
 
-    /// What [`read_bounded_line`](crate::framing) reports for a line found to be an answer
-    /// before its end (see [`IdScan::answered`]), `seen` bytes into it.
-    pub(crate) fn into_open(self, seen: usize) -> crate::framing::LineRead {
-        crate::framing::LineRead::TooLarge(seen, self.found, false, true)
+    /// The id found so far, for a line reported before its end (see [`IdScan::answered`]).
+    pub(crate) fn into_found(self) -> Option<RequestId> {
+        self.found
     }
 
     /// The id, if the line had one at its top level, and whether it had a `method` (a
