@@ -391,6 +391,32 @@ fn skills_made_in_code_nest_under_a_prefix() {
         json!({"uri": "skill://acme/billing/refunds/examples/email.md"}),
     );
     assert_eq!(r["result"]["contents"][0]["text"], "Dear customer\n");
+    // Every level of the prefix is a directory one can read down to the skill.
+    for (dir, child) in [
+        ("skill://acme", "skill://acme/billing"),
+        ("skill://acme/billing", "skill://acme/billing/refunds"),
+        (
+            "skill://acme/billing/refunds",
+            "skill://acme/billing/refunds/SKILL.md",
+        ),
+    ] {
+        let d = p.request(3, "resources/directory/read", json!({"uri": dir}));
+        let listed = d["result"]["resources"].as_array().expect("a listing");
+        assert!(
+            listed.iter().any(|r| r["uri"] == child),
+            "{dir} lists {child}: {d}"
+        );
+    }
+    let d = p.request(
+        4,
+        "resources/directory/read",
+        json!({"uri": "skill://acme"}),
+    );
+    assert_eq!(
+        d["result"]["resources"],
+        json!([{"uri": "skill://acme/billing", "name": "billing",
+                "mimeType": "inode/directory"}])
+    );
     let bad = Skills::builder()
         .skill(InlineSkill::new(
             "x/../y",

@@ -283,6 +283,25 @@ impl Catalog {
                     dir = child_uri;
                 }
             }
+            // The levels of the skill's prefix are directories of the namespace too
+            // (`skill://acme` and `skill://acme/billing` above `acme/billing/refunds`): the
+            // extension wants every directory level readable, not only those inside a skill.
+            let mut levels = s.path.split('/');
+            let mut dir = format!(
+                "{}://{}",
+                ext::SCHEME,
+                encode_segment(levels.next().unwrap_or_default())
+            );
+            for seg in levels {
+                let child_uri = format!("{dir}/{}", encode_segment(seg));
+                let children = c.dirs.entry(dir).or_default();
+                if !children.iter().any(|r| r.uri == child_uri) {
+                    let mut child = ResourceDef::new(child_uri.clone(), seg);
+                    child.mime_type = Some(DIRECTORY_MIME_TYPE.to_owned());
+                    children.push(child);
+                }
+                dir = child_uri;
+            }
             c.skills.insert(
                 uri.clone(),
                 Skill {
