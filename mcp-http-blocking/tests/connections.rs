@@ -193,3 +193,65 @@ fn pipelined_requests_on_one_connection_are_answered_in_order() {
         .collect();
     assert_eq!(ids, [1, 2, 3]);
 }
+
+/// Standing streams have a cap of their own: streams a client opens and never reads used to
+/// be bounded only by the connections (1,024 `subscriptions/listen` took every one, and every
+/// other client got 503); beyond the cap a stream is refused and requests go on.
+#[test]
+fn standing_streams_beyond_their_cap_get_503_and_requests_go_on() {
+    let h = HttpServer::builder()
+        .max_streams(2)
+        .build(common::TestService(Ctl::new()))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let get = |sid: &str| {
+        SseClient::open(
+            a,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", sid)],
+            b"",
+        )
+    };
+    let sids: Vec<String> = (0..3).map(|_| open_session(a, "2025-06-18")).collect();
+    let held: Vec<SseClient> = sids[..2].iter().map(|s| get(s)).collect();
+    assert!(held.iter().all(|s| s.status == 200));
+    assert_eq!(h.streams(), 2);
+    let third = get(&sids[2]);
+    assert_eq!(third.status, 503);
+    assert_eq!(
+        third.headers.get("retry-after").map(String::as_str),
+        Some("1")
+    );
+    // A 2026-07-28 listen is a standing stream too (refused here before it is read).
+    let listen = request(
+        a,
+        "POST",
+        "/mcp",
+        &[
+            ACCEPT_BOTH,
+            JSON_CT,
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        &rpc(
+            9,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        ),
+    );
+    assert_eq!(listen.status, 503);
+    assert_eq!(h.streams(), 2, "a refused stream holds no place");
+    // Requests are still served, on new connections and on a session without a stream.
+    let r = request(
+        a,
+        "POST",
+        "/mcp",
+        &[ACCEPT_BOTH, JSON_CT, ("Mcp-Session-Id", &sids[2])],
+        &rpc(3, "ping", json!({})),
+    );
+    assert_eq!(r.status, 200);
+    drop(held);
+}

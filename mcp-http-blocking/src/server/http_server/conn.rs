@@ -20,7 +20,8 @@ use super::Shared;
 use super::parse::{BodyReader, HeadError, read_head};
 use super::write::{After, write_response};
 use crate::server::answer::{Deferred, Handoff, Reply};
-use crate::server::http::{HttpRequest, HttpResponse, err400};
+use crate::server::http::{HttpRequest, HttpResponse, accepts, err400};
+use mcp_core::types::methods;
 
 /// A connection waiting for its next request (a shutdown may close it at once).
 pub(super) const IDLE: u8 = 0;
@@ -133,6 +134,38 @@ fn refusal(e: &HeadError) -> Option<HttpResponse> {
         HeadError::Unsupported => Some(HttpResponse::empty(501)),
         HeadError::Bad(why) => Some(bad(why)),
     }
+}
+
+/// A request whose answer is a stream that stays open for as long as its client wants: a `GET`
+/// for SSE (a legacy session's stream, the 2024-11-05 `/sse`) or a 2026-07-28
+/// `subscriptions/listen` (its `Mcp-Method` header is checked against the body later, so a
+/// client cannot name one thing here and do another).
+fn standing(req: &HttpRequest) -> bool {
+    match req.method.as_str() {
+        "GET" => accepts(req.header("Accept"), "text/event-stream"),
+        "POST" => req
+            .header("Mcp-Method")
+            .is_some_and(|m| m.trim() == methods::SUBSCRIPTIONS_LISTEN),
+        _ => false,
+    }
+}
+
+/// Answers 503 with `Retry-After` (no place under a cap) and closes the connection unless it
+/// can carry another request; true when it can.
+fn busy<R: Read, W: Write>(
+    shared: &Shared,
+    sock: &Socket,
+    body: &mut BodyReader<'_, R, W>,
+    wants_more: bool,
+    http10: bool,
+) -> bool {
+    let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
+    let reuse = wants_more && drain(body, sock, shared.io_timeout);
+    if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
+        close(sock, !body.finished());
+        return false;
+    }
+    true
 }
 
 /// How long an unread rest of a body may take to arrive when it is drained; a client that
@@ -278,21 +311,29 @@ pub(super) fn serve(
         let body_end = Instant::now() + shared.io_timeout;
         let mut body = BodyReader::new(&mut reader, &head, sock.clone())
             .before_waits(move || Instant::now() < body_end);
+        // Held until the stream's last byte is written, given back before the connection closes.
+        let stream = if standing(&req) {
+            match shared.open_stream() {
+                Some(place) => Some(place),
+                None => {
+                    log::debug!("refusing a stream: {} are open", shared.max_streams);
+                    match busy(shared, &sock, &mut body, wants_more, http10) {
+                        true => continue,
+                        false => return,
+                    }
+                }
+            }
+        } else {
+            None
+        };
         let (slot, answers) = match shared.enter() {
             Some(slot) => (Place::InFlight(slot), None),
             None => match answers_beyond_cap(shared, &req, &mut body) {
                 Some((place, bytes)) => (place, Some(bytes)),
-                None => {
-                    let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
-                    let reuse = wants_more && drain(&mut body, &sock, shared.io_timeout);
-                    if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close
-                    {
-                        let unread = !body.finished();
-                        close(&sock, unread);
-                        return;
-                    }
-                    continue;
-                }
+                None => match busy(shared, &sock, &mut body, wants_more, http10) {
+                    true => continue,
+                    false => return,
+                },
             },
         };
         let (done_tx, done_rx) = bounded::<After>(1);
@@ -338,6 +379,7 @@ pub(super) fn serve(
             Ok(Reply::Handed) => {
                 drop(slot);
                 let after = done_rx.recv().unwrap_or(After::Close);
+                drop(stream);
                 if after == After::Close || !body_done {
                     close(&sock, !body_done);
                     return;
@@ -348,6 +390,7 @@ pub(super) fn serve(
                 log::error!("a request's handling panicked after its answer started");
                 drop(slot);
                 let _ = done_rx.recv();
+                drop(stream);
                 close(&sock, !body_done);
                 return;
             }
@@ -361,7 +404,9 @@ pub(super) fn serve(
         drop(slot);
         let reuse = wants_more && body_done && !shared.stopping.load(Ordering::SeqCst);
         let watch = || watch_hangup(&shared.hangups, &sock);
-        if write_response(&mut sock.clone(), resp, reuse, http10, Some(&watch)) == After::Close {
+        let after = write_response(&mut sock.clone(), resp, reuse, http10, Some(&watch));
+        drop(stream);
+        if after == After::Close {
             close(&sock, !body_done);
             return;
         }

@@ -57,6 +57,7 @@ pub struct HttpServerBuilder {
     cfg: HttpConfig,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_streams: usize,
     max_connections: usize,
     shutdown_grace: Duration,
 }
@@ -67,6 +68,7 @@ pub struct HttpServer {
     core: StreamableHttp,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_streams: usize,
     max_connections: usize,
     shutdown_grace: Duration,
 }
@@ -95,9 +97,21 @@ impl HttpServerBuilder {
     }
 
     /// Requests handled at once (default 512); beyond it 503. An answer that turns into an SSE
-    /// stream gives its place back: streams are bounded by sessions and streams per session.
+    /// stream gives its place back: standing streams have their own cap
+    /// ([`max_streams`](Self::max_streams)), a call's answer stream ends with the call.
     pub fn max_in_flight(mut self, n: usize) -> Self {
         self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// Standing streams open at once (default 512): a `GET` for an SSE stream (a legacy
+    /// session's stream, the 2024-11-05 `/sse`) or a 2026-07-28 `subscriptions/listen`, each
+    /// held open for as long as its client wants. Beyond it 503 with `Retry-After`. Without
+    /// this cap, streams that a client opens and never reads would take every connection and
+    /// lock everyone out; with it, at least `max_connections - max_streams` connections are
+    /// left for requests. The answer streams of calls are not counted (they end with the call).
+    pub fn max_streams(mut self, n: usize) -> Self {
+        self.max_streams = n.max(1);
         self
     }
 
@@ -145,6 +159,7 @@ impl HttpServerBuilder {
             core: StreamableHttp::new_inline(service, self.cfg, port).map_err(Error::Io)?,
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
+            max_streams: self.max_streams,
             max_connections: self.max_connections,
             shutdown_grace: self.shutdown_grace,
         })
@@ -168,6 +183,7 @@ impl HttpServer {
             cfg: HttpConfig::default(),
             io_timeout: Duration::from_secs(30),
             max_in_flight: 512,
+            max_streams: 512,
             max_connections: 1024,
             shutdown_grace: Duration::from_secs(10),
         }
@@ -199,9 +215,11 @@ impl HttpServer {
             core: self.core.clone(),
             io_timeout: self.io_timeout,
             max_in_flight: self.max_in_flight,
+            max_streams: self.max_streams,
             max_connections: self.max_connections,
             max_head: head_limit,
             in_flight: AtomicUsize::new(0),
+            streams: AtomicUsize::new(0),
             answering: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
             conns: Mutex::new(HashMap::new()),
@@ -273,10 +291,13 @@ pub(super) struct Shared {
     core: StreamableHttp,
     io_timeout: Duration,
     max_in_flight: usize,
+    max_streams: usize,
     max_connections: usize,
     /// The longest request head read (header fields plus the request line): beyond it 431.
     max_head: usize,
     in_flight: AtomicUsize,
+    /// Standing streams open (see [`HttpServerBuilder::max_streams`]).
+    streams: AtomicUsize,
     /// Requests taken beyond the cap because they carry only answers (see `conn`).
     answering: AtomicUsize,
     stopping: AtomicBool,
@@ -311,6 +332,24 @@ impl Shared {
         if prev == 1 && self.stopping.load(Ordering::SeqCst) {
             let _ = self.none_in_flight.try_send(());
         }
+    }
+
+    /// Takes a place under the standing-stream cap, given back when dropped.
+    pub(super) fn open_stream(&self) -> Option<StreamPlace<'_>> {
+        if self.streams.fetch_add(1, Ordering::SeqCst) >= self.max_streams {
+            self.streams.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(StreamPlace(self))
+    }
+}
+
+/// A place under the standing-stream cap.
+pub(super) struct StreamPlace<'a>(&'a Shared);
+
+impl Drop for StreamPlace<'_> {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -436,6 +475,11 @@ impl ServerHandle {
     /// Requests being handled right now (open SSE streams are not counted).
     pub fn in_flight(&self) -> usize {
         self.shared.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Standing streams open right now (see [`HttpServerBuilder::max_streams`]).
+    pub fn streams(&self) -> usize {
+        self.shared.streams.load(Ordering::SeqCst)
     }
 
     /// Open connections.
