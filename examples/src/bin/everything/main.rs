@@ -20,14 +20,14 @@ use std::sync::mpsc::{RecvTimeoutError, sync_channel};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mcp_server_kit::schema::Schema;
+use mcp_server_kit::schema::{JsonSchema, Schema};
 use mcp_server_kit::skills::Skills;
 use mcp_server_kit::types::{
     CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, GetPromptResult,
     LoggingLevel, ResourceContents, ToolAnnotations,
 };
 use mcp_server_kit::{
-    Context, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Tool, with_mime,
+    Context, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Structured, Tool, with_mime,
 };
 use serde_json::{Value, json};
 
@@ -38,6 +38,28 @@ const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
 fn from_json<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, Error> {
     serde_json::from_value(v).map_err(|e| Error::msg(e.to_string()))
+}
+
+// `test_structured_content`: the kit declares the tool's `outputSchema` from `Forecast` and
+// sends the value as `structuredContent`, with the same JSON as text for clients before
+// 2025-06-18. (Doc comments here become the schemas' descriptions.)
+
+/// Where to forecast.
+#[derive(serde::Deserialize, JsonSchema)]
+struct ForecastArgs {
+    /// The city to forecast.
+    city: String,
+}
+
+/// Tomorrow's weather in a city.
+#[derive(serde::Serialize, JsonSchema)]
+struct Forecast {
+    /// The city forecast.
+    city: String,
+    /// Degrees Celsius.
+    temperature_c: f64,
+    /// The sky, in a word.
+    conditions: String,
 }
 
 fn content_tools() -> Vec<Tool> {
@@ -80,6 +102,14 @@ fn content_tools() -> Vec<Tool> {
             ])
         })
         .description("Returns text, an image and an embedded resource"),
+        Tool::typed("test_structured_content", |a: ForecastArgs, _: &Context| {
+            Ok::<_, Error>(Structured(Forecast {
+                city: a.city,
+                temperature_c: 21.5,
+                conditions: "sunny".to_owned(),
+            }))
+        })
+        .description("A structured result: outputSchema from its type, structuredContent and text"),
         Tool::new("test_error_handling", |_: NoArgs, _: &Context| {
             Err::<CallToolResult, _>(Error::msg(
                 "This tool intentionally returns an error for testing",
