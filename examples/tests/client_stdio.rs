@@ -145,6 +145,17 @@ fn every_tool_in_both_eras() {
         );
         let r = call("test_reconnection", json!({}));
         assert!(only_text(&r).starts_with("Reconnection test completed successfully"));
+        let forecast = json!({"city": "Paris", "temperature_c": 21.5, "conditions": "sunny"});
+        let r = call("test_structured_content", json!({"city": "Paris"}));
+        assert_eq!(r.structured_content, Some(forecast.clone()), "{revision:?}");
+        let text: Value = serde_json::from_str(&only_text(&r)).unwrap();
+        assert_eq!(text, forecast, "the same JSON as text for older clients");
+        let listed = tools.iter().find(|t| t.name == "test_structured_content");
+        let out = listed.and_then(|t| t.output_schema.as_ref());
+        assert_eq!(
+            out.map(|s| &s["required"]),
+            Some(&json!(["city", "temperature_c", "conditions"]))
+        );
         let r = call("test_tool_with_logging", json!({}));
         assert_eq!(only_text(&r), "Tool with logging executed successfully");
         let r = call("test_tool_with_progress", json!({}));

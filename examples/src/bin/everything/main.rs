@@ -62,6 +62,17 @@ struct Forecast {
     conditions: String,
 }
 
+fn structured_tool() -> Tool {
+    Tool::typed("test_structured_content", |a: ForecastArgs, _: &Context| {
+        Ok::<_, Error>(Structured(Forecast {
+            city: a.city,
+            temperature_c: 21.5,
+            conditions: "sunny".to_owned(),
+        }))
+    })
+    .description("A structured result: outputSchema from its type, structuredContent and text")
+}
+
 fn content_tools() -> Vec<Tool> {
     vec![
         Tool::new("test_simple_text", |_: NoArgs, _: &Context| {
@@ -102,14 +113,6 @@ fn content_tools() -> Vec<Tool> {
             ])
         })
         .description("Returns text, an image and an embedded resource"),
-        Tool::typed("test_structured_content", |a: ForecastArgs, _: &Context| {
-            Ok::<_, Error>(Structured(Forecast {
-                city: a.city,
-                temperature_c: 21.5,
-                conditions: "sunny".to_owned(),
-            }))
-        })
-        .description("A structured result: outputSchema from its type, structuredContent and text"),
         Tool::new("test_error_handling", |_: NoArgs, _: &Context| {
             Err::<CallToolResult, _>(Error::msg(
                 "This tool intentionally returns an error for testing",
@@ -500,6 +503,7 @@ fn build(
         .chain(conformance::input_required_tools())
         .chain([conformance::custom_header_tool()])
         .chain(conformance::task_tools())
+        .chain([structured_tool()])
         .chain(manual_clock.then(|| tick_tool(&running)))
     {
         b = b.tool(t);
