@@ -255,6 +255,17 @@ fn tools_list_holds_the_fixtures_with_their_schemas() {
                 schema,
                 &json!({"type": "object", "properties": {"filename": {"type": "string"}}})
             ),
+            "test_structured_content" => {
+                assert_eq!(schema["required"], json!(["city"]));
+                assert_eq!(
+                    t["outputSchema"]["required"],
+                    json!(["city", "temperature_c", "conditions"])
+                );
+                assert_eq!(
+                    t["outputSchema"]["properties"]["temperature_c"]["type"],
+                    "number"
+                );
+            }
             _ => assert_eq!(schema, &empty, "{name}"),
         }
     }
