@@ -30,12 +30,18 @@ fn initialize_answers_exact_capabilities_and_info() {
             "serverInfo": {
                 "name": "mcp-everything",
                 "title": "Everything (mcp-blocking)",
-                "version": env!("CARGO_PKG_VERSION")
+                "version": env!("CARGO_PKG_VERSION"),
+                "icons": [{"src": format!("data:image/png;base64,{PNG}"),
+                           "mimeType": "image/png", "sizes": ["1x1"]}]
             },
             "instructions": "A test server that exercises every MCP feature."
         })
     );
     drop(c);
+    // Icons arrived in 2025-11-25: an older client does not see them.
+    let (_c, r) = Client::legacy("2025-06-18", json!({}));
+    assert!(r["serverInfo"].get("icons").is_none(), "{r}");
+    assert_eq!(r["serverInfo"]["title"], "Everything (mcp-blocking)");
 }
 
 #[test]
@@ -52,6 +58,18 @@ fn older_revisions_are_negotiated_as_asked() {
         // The session works at that revision.
         let t = c.call_tool("test_simple_text", json!({}));
         assert_eq!(only_text(&t), "This is a simple text response for testing.");
+        // A link has no form before 2025-06-18: refused rather than sent as something else.
+        let r = c.call(
+            "tools/call",
+            json!({"name": "test_resource_link", "arguments": {}}),
+        );
+        if version == "2025-06-18" {
+            assert_eq!(r["result"]["content"][1]["type"], "resource_link", "{r}");
+        } else {
+            assert_eq!(r["error"]["code"], -32603, "{r}");
+            let m = r["error"]["message"].as_str().unwrap_or_default();
+            assert!(m.contains("resource_link"), "{r}");
+        }
     }
     // An unknown (future) revision gets the newest legacy one, as the lifecycle rules ask.
     let (_c, r) = Client::legacy("2099-01-01", json!({}));

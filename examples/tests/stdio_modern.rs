@@ -60,7 +60,9 @@ fn discover_lists_versions_and_capabilities() {
             "cacheScope": "private",
             "_meta": {"io.modelcontextprotocol/serverInfo": {
                 "name": "mcp-everything", "title": "Everything (mcp-blocking)",
-                "version": env!("CARGO_PKG_VERSION")}}
+                "version": env!("CARGO_PKG_VERSION"),
+                "icons": [{"src": format!("data:image/png;base64,{}", common::PNG),
+                           "mimeType": "image/png", "sizes": ["1x1"]}]}}
         })
     );
     // Discovery without the envelope works too (a client probing the server), and does not

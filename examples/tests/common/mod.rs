@@ -24,8 +24,8 @@ pub const MODERN: &str = "2026-07-28";
 pub const EVERYTHING: &str = env!("CARGO_BIN_EXE_everything");
 
 /// The fixture tools, in registration order (the 2026-07-28 conformance fixtures last, the
-/// tasks extension's last, then the structured-output example).
-pub const FIXTURE_TOOLS: [&str; 36] = [
+/// tasks extension's last, then the structured-output and resource-link examples).
+pub const FIXTURE_TOOLS: [&str; 37] = [
     "test_simple_text",
     "test_image_content",
     "test_audio_content",
@@ -62,6 +62,7 @@ pub const FIXTURE_TOOLS: [&str; 36] = [
     "multi_input",
     "test_tool_with_task",
     "test_structured_content",
+    "test_resource_link",
 ];
 
 /// A 1x1 red pixel, as the fixtures define it.

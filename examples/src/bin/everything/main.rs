@@ -23,8 +23,8 @@ use std::time::Duration;
 use mcp_server_kit::schema::{JsonSchema, Schema};
 use mcp_server_kit::skills::Skills;
 use mcp_server_kit::types::{
-    CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, GetPromptResult,
-    LoggingLevel, ResourceContents, ToolAnnotations,
+    self, CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams,
+    GetPromptResult, Icon, LoggingLevel, ResourceContents, ToolAnnotations,
 };
 use mcp_server_kit::{
     Context, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Structured, Tool, with_mime,
@@ -71,6 +71,31 @@ fn structured_tool() -> Tool {
         }))
     })
     .description("A structured result: outputSchema from its type, structuredContent and text")
+}
+
+/// A link to a resource the client can read when it wants (2025-06-18+; refused for older
+/// clients, whose content types have no link), and icons a client may show (2025-11-25+;
+/// dropped for older clients).
+fn link_tool() -> Tool {
+    Tool::new("test_resource_link", |_: NoArgs, _: &Context| {
+        let mut link = types::Resource::new("test://static-text", "static-text");
+        link.mime_type = Some("text/plain".to_owned());
+        Ok::<_, Error>(CallToolResult::new(vec![
+            ContentBlock::text("The static text resource:"),
+            ContentBlock::resource_link(link),
+        ]))
+    })
+    .title("Resource link")
+    .icon(png_icon())
+    .description("Returns a link to test://static-text instead of its contents")
+}
+
+/// The red pixel as an icon, inline.
+fn png_icon() -> Icon {
+    let mut icon = Icon::new(format!("data:image/png;base64,{PNG}"));
+    icon.mime_type = Some("image/png".to_owned());
+    icon.sizes = Some(vec!["1x1".to_owned()]);
+    icon
 }
 
 fn content_tools() -> Vec<Tool> {
@@ -489,6 +514,7 @@ fn build(
     let b = Server::builder("mcp-everything", env!("CARGO_PKG_VERSION"));
     let mut b = mcp_examples::configure(b, args)?
         .title("Everything (mcp-blocking)")
+        .icon(png_icon())
         .instructions("A test server that exercises every MCP feature.")
         .logging()
         .resource_template(template);
@@ -503,7 +529,7 @@ fn build(
         .chain(conformance::input_required_tools())
         .chain([conformance::custom_header_tool()])
         .chain(conformance::task_tools())
-        .chain([structured_tool()])
+        .chain([structured_tool(), link_tool()])
         .chain(manual_clock.then(|| tick_tool(&running)))
     {
         b = b.tool(t);
