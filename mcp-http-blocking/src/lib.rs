@@ -36,7 +36,7 @@ use std::fmt;
 
 #[cfg(feature = "server")]
 pub use server::{
-    AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventStore, HttpConfig,
+    AuthConfig, AuthConfigBuilder, AuthError, Authorizer, Body, EventBytes, EventStore, HttpConfig,
     HttpConfigBuilder, HttpRequest, HttpResponse, HttpServer, HttpServerBuilder, InstanceTag,
     MemoryEventStore, OriginPolicy, ServerHandle, SseBody, SseNext, StateSealer, StateSecret,
     StreamEnd, StreamableHttp, Sweeper,

@@ -206,11 +206,32 @@ impl Frame {
     }
 }
 
+/// The bytes of one SSE event (in SSE syntax): the stream's own, or shared with the event
+/// store's history, which a resumption replays without copying. Dereferences to `[u8]`.
+#[derive(Debug, Clone)]
+pub enum EventBytes {
+    /// Bytes of this stream alone.
+    Owned(Vec<u8>),
+    /// Bytes shared with the event store (see [`crate::EventStore::after_shared`]).
+    Shared(std::sync::Arc<[u8]>),
+}
+
+impl std::ops::Deref for EventBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            EventBytes::Owned(v) => v,
+            EventBytes::Shared(a) => a,
+        }
+    }
+}
+
 /// What [`SseBody::next_event`] produced.
 #[derive(Debug)]
 pub enum SseNext {
     /// Event bytes to write (already in SSE syntax).
-    Event(Vec<u8>),
+    Event(EventBytes),
     /// Nothing for the keep-alive interval: write a `:` comment (this is also how a gone client
     /// is noticed).
     Idle,
@@ -221,7 +242,7 @@ pub enum SseNext {
 /// A stream of SSE events fed by a bounded channel. The writer of the adapter drains it; when
 /// the writer stops draining (a slow or gone client), the senders time out and give up on it.
 pub struct SseBody {
-    initial: std::collections::VecDeque<Vec<u8>>,
+    initial: std::collections::VecDeque<EventBytes>,
     rx: Option<Receiver<Frame>>,
     keepalive: Duration,
     on_end: Option<Box<dyn FnOnce(StreamEnd) + Send>>,
@@ -258,12 +279,20 @@ impl SseBody {
         on_end: Option<Box<dyn FnOnce(StreamEnd) + Send>>,
     ) -> Self {
         SseBody {
-            initial: initial.into(),
+            initial: initial.into_iter().map(EventBytes::Owned).collect(),
             rx,
             keepalive,
             on_end,
             hangup: None,
         }
+    }
+
+    /// Adds events kept by the event store after the initial ones (a resumption's replay),
+    /// shared rather than copied.
+    pub(crate) fn with_replay(mut self, replay: Vec<std::sync::Arc<[u8]>>) -> Self {
+        self.initial
+            .extend(replay.into_iter().map(EventBytes::Shared));
+        self
     }
 
     /// Marks the stream as one whose client's hang-up must be noticed at once (its request's
@@ -319,7 +348,7 @@ impl SseBody {
                 self.rx = None;
                 SseNext::End
             }
-            Ok(f) => SseNext::Event(f.into_event()),
+            Ok(f) => SseNext::Event(EventBytes::Owned(f.into_event())),
             Err(RecvTimeoutError::Timeout) => SseNext::Idle,
             Err(RecvTimeoutError::Disconnected) => SseNext::End,
         }

@@ -304,11 +304,10 @@ pub(crate) fn get(
         initial.push(priming_event(0, sess.next_seq(), cfg.retry_ms));
         stream.primed();
     }
-    initial.extend(att.replay);
     let generation = att.generation;
     let s2 = sess.clone();
     let on_end: OnEnd = Box::new(move |how| s2.detach(&stream, generation, how));
-    sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)))
+    sse_response(SseBody::new(initial, att.rx, cfg.keepalive, Some(on_end)).with_replay(att.replay))
 }
 
 pub(crate) fn delete(

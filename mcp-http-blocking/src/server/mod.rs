@@ -28,7 +28,7 @@ mod store;
 mod streamable;
 
 pub use config::{AuthConfig, AuthConfigBuilder, HttpConfig, HttpConfigBuilder, InstanceTag};
-pub use http::{Body, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
+pub use http::{Body, EventBytes, HttpRequest, HttpResponse, SseBody, SseNext, StreamEnd};
 pub use http_server::{HttpServer, HttpServerBuilder, ServerHandle};
 pub use seal::{StateSealer, StateSecret};
 #[cfg(all(test, feature = "client"))]

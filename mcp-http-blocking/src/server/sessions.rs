@@ -105,7 +105,7 @@ struct StreamInner {
 
 /// What a connection gets when it attaches to a stream.
 pub(crate) struct Attached {
-    pub replay: Vec<Vec<u8>>,
+    pub replay: Vec<Arc<[u8]>>,
     pub rx: Option<Receiver<Frame>>,
     pub generation: u64,
 }
@@ -284,7 +284,9 @@ impl LegacySession {
         drop(st);
         let key = self.key(no);
         let store = self.store.clone();
-        let att = stream.attach(cursor, self.cfg.stream_buffer, |c| store.after(&key, c));
+        let att = stream.attach(cursor, self.cfg.stream_buffer, |c| {
+            store.after_shared(&key, c)
+        });
         Ok((stream, att))
     }
 
@@ -538,7 +540,7 @@ impl Stream {
         &self,
         cursor: Option<u64>,
         buffer: usize,
-        replay: impl FnOnce(u64) -> Vec<Vec<u8>>,
+        replay: impl FnOnce(u64) -> Vec<Arc<[u8]>>,
     ) -> Attached {
         let mut i = lock(&self.inner);
         let replay = cursor.map(replay).unwrap_or_default();
