@@ -158,13 +158,27 @@ fn write_sse(
             break;
         }
         let end = matches!(next, SseNext::End);
+        let mut wrote = true;
         match next {
+            // A large event (a big answer, a replay shared with the event store) is written
+            // from where it is, after its chunk header, not copied behind it: every connection
+            // replaying a 3.5 MB history to a client that did not read held a copy of it.
+            SseNext::Event(e) if e.len() > SMALL_BODY => {
+                if chunked {
+                    buf.extend_from_slice(format!("{:x}\r\n", e.len()).as_bytes());
+                }
+                wrote = w.write_all(&buf).and_then(|()| w.write_all(&e)).is_ok();
+                buf.clear();
+                if chunked {
+                    buf.extend_from_slice(b"\r\n");
+                }
+            }
             SseNext::Event(e) => chunk(&mut buf, &e, chunked),
             SseNext::Idle => chunk(&mut buf, b":\n\n", chunked),
             SseNext::End if chunked => buf.extend_from_slice(b"0\r\n\r\n"),
             SseNext::End => {}
         }
-        ok = flush_out(w, &mut buf).is_ok();
+        ok = wrote && flush_out(w, &mut buf).is_ok();
         if end {
             break;
         }
@@ -204,6 +218,36 @@ mod tests {
         assert!(t.contains("Connection: close\r\n"));
         let (t, _) = text(HttpResponse::empty(202), true, true);
         assert!(t.starts_with("HTTP/1.0 202") && t.contains("Connection: keep-alive\r\n"));
+    }
+
+    #[test]
+    fn a_large_event_is_framed_like_a_small_one() {
+        let big = vec![b'x'; SMALL_BODY + 7];
+        for http10 in [false, true] {
+            let body = crate::server::http::SseBody::new(
+                vec![b"a".to_vec(), big.clone(), b"b".to_vec()],
+                None,
+                std::time::Duration::from_secs(1),
+                None,
+            );
+            let resp = crate::server::answer::sse_response(body);
+            let mut out = Vec::new();
+            write_response(&mut out, resp, false, http10, None);
+            let at = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+            let want: Vec<u8> = if http10 {
+                [&b"a"[..], &big, b"b"].concat()
+            } else {
+                let size = format!("{:x}\r\n", big.len());
+                [
+                    &b"1\r\na\r\n"[..],
+                    size.as_bytes(),
+                    &big,
+                    b"\r\n1\r\nb\r\n0\r\n\r\n",
+                ]
+                .concat()
+            };
+            assert!(out[at..] == want[..], "http10 {http10}");
+        }
     }
 
     #[test]
