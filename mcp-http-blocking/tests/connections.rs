@@ -243,6 +243,10 @@ fn standing_streams_beyond_their_cap_get_503_and_requests_go_on() {
         ),
     );
     assert_eq!(listen.status, 503);
+    assert_eq!(
+        listen.json()["error"]["message"],
+        "server busy: too many streams open"
+    );
     assert_eq!(h.streams(), 2, "a refused stream holds no place");
     // Requests are still served, on new connections and on a session without a stream.
     let r = request(

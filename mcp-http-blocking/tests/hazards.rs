@@ -61,7 +61,16 @@ fn oversized_bodies_get_413_and_the_connection_is_drained_safely() {
     let mut s = connect(h.local_addr());
     s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n").unwrap();
     s.write_all(&[b' '; 4096]).unwrap();
-    assert_eq!(read_head(&mut BufReader::new(s)).0, 413);
+    let r = read_response(&mut BufReader::new(s));
+    assert_eq!(r.status, 413);
+    // The refusal says why, as a JSON-RPC error (it used to be an empty body).
+    assert_eq!(r.json()["error"]["code"], -32600);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1000 bytes")
+    );
     // Chunked and too large.
     let mut s = connect(h.local_addr());
     let mut req = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
@@ -270,6 +279,7 @@ fn requests_beyond_the_in_flight_cap_get_503() {
     );
     assert_eq!(r.status, 503);
     assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(r.json()["error"]["code"], -32603, "the refusal says why");
     // Hanging up frees the slots: the server, reading the body, meets the end of the stream
     // and closes; its place was given back before that.
     for mut s in held {

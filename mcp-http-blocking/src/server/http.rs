@@ -510,6 +510,29 @@ pub(crate) fn method_not_allowed() -> HttpResponse {
     HttpResponse::empty(405).with_header("Allow", "POST")
 }
 
+/// 413 with a JSON-RPC error that names the limit.
+fn too_large(max: usize) -> HttpResponse {
+    HttpResponse::rpc_error(
+        413,
+        None,
+        ErrorObject::new(
+            codes::INVALID_REQUEST,
+            format!("the request body is larger than this server takes ({max} bytes)"),
+        ),
+    )
+}
+
+/// 503 with `Retry-After` and a JSON-RPC error saying what is full (every refusal of this
+/// server tells an MCP client why, in the body as well as in the status).
+pub(crate) fn busy(what: &str, retry_after: &str) -> HttpResponse {
+    HttpResponse::rpc_error(
+        503,
+        None,
+        ErrorObject::new(codes::INTERNAL_ERROR, format!("server busy: {what}")),
+    )
+    .with_header("Retry-After", retry_after)
+}
+
 /// Reads a request body of at most `max` bytes; 413 beyond it (checked against the declared
 /// length first, so an oversized body is refused before any of it is read).
 pub(crate) fn read_body(
@@ -518,11 +541,11 @@ pub(crate) fn read_body(
     max: usize,
 ) -> Result<Vec<u8>, HttpResponse> {
     if req.content_length.is_some_and(|l| l > max as u64) {
-        return Err(HttpResponse::empty(413));
+        return Err(too_large(max));
     }
     let mut buf = Vec::with_capacity(req.content_length.unwrap_or(0).min(max as u64) as usize);
     match body.take(max as u64 + 1).read_to_end(&mut buf) {
-        Ok(_) if buf.len() > max => Err(HttpResponse::empty(413)),
+        Ok(_) if buf.len() > max => Err(too_large(max)),
         Ok(_) => Ok(buf),
         Err(e) => Err(err400(format!("could not read the body: {e}"))),
     }

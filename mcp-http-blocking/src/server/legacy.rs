@@ -25,6 +25,18 @@ use crate::server::sessions::{
 use crate::{SESSION_HEADER, VERSION_HEADER};
 
 /// 503 when every session the server may hold is busy: the client may try again shortly.
+/// 429 for a stream beyond the session's `max_streams_per_session`.
+fn too_many_streams() -> HttpResponse {
+    HttpResponse::rpc_error(
+        429,
+        None,
+        ErrorObject::new(
+            codes::INTERNAL_ERROR,
+            "too many streams open in this session",
+        ),
+    )
+}
+
 pub(crate) fn too_many_sessions(id: Option<RequestId>) -> HttpResponse {
     HttpResponse::rpc_error(
         503,
@@ -100,7 +112,7 @@ pub(crate) fn post(
     }
     let opened = match sess.open_post_stream(&ids, single && ids.len() == 1) {
         Ok(x) => x,
-        Err(StreamError::TooMany) => return Reply::Now(HttpResponse::empty(429)),
+        Err(StreamError::TooMany) => return Reply::Now(too_many_streams()),
         Err(_) => return Reply::Now(session_not_found(None)),
     };
     if !opened.taken.is_empty() {
@@ -291,7 +303,7 @@ pub(crate) fn get(
                 ),
             );
         }
-        Err(StreamError::TooMany) => return HttpResponse::empty(429),
+        Err(StreamError::TooMany) => return too_many_streams(),
         Err(StreamError::Closed) if resume.is_some() => return err400("unknown Last-Event-ID"),
         Err(StreamError::Closed) => return session_not_found(None),
     };

@@ -421,7 +421,10 @@ impl StreamableHttp {
             }
             Err(AuthError::Unavailable(why)) => {
                 log::warn!("cannot check a token: {why}");
-                Err(HttpResponse::empty(503).with_header("Retry-After", "5"))
+                Err(crate::server::http::busy(
+                    "the token could not be checked now",
+                    "5",
+                ))
             }
         }
     }

@@ -21,6 +21,7 @@ use super::parse::{BodyReader, HeadError, read_head};
 use super::write::{After, write_response};
 use crate::server::answer::{Deferred, Handoff, Reply};
 use crate::server::http::{HttpRequest, HttpResponse, accepts, err400};
+use mcp_core::jsonrpc::{ErrorObject, codes};
 use mcp_core::types::methods;
 
 /// A connection waiting for its next request (a shutdown may close it at once).
@@ -129,9 +130,9 @@ fn refusal(e: &HeadError) -> Option<HttpResponse> {
     };
     match e {
         HeadError::Closed | HeadError::Io => None,
-        HeadError::TooLarge => Some(HttpResponse::empty(431)),
-        HeadError::Version => Some(HttpResponse::empty(505)),
-        HeadError::Unsupported => Some(HttpResponse::empty(501)),
+        HeadError::TooLarge => Some(refused(431, "the request head is too large")),
+        HeadError::Version => Some(refused(505, "only HTTP/1.0 and HTTP/1.1 are spoken here")),
+        HeadError::Unsupported => Some(refused(501, "a transfer coding other than chunked")),
         HeadError::Bad(why) => Some(bad(why)),
     }
 }
@@ -153,19 +154,29 @@ fn standing(req: &HttpRequest) -> bool {
 /// Answers 503 with `Retry-After` (no place under a cap) and closes the connection unless it
 /// can carry another request; true when it can.
 fn busy<R: Read, W: Write>(
+    what: &str,
     shared: &Shared,
     sock: &Socket,
     body: &mut BodyReader<'_, R, W>,
     wants_more: bool,
     http10: bool,
 ) -> bool {
-    let busy = HttpResponse::empty(503).with_header("Retry-After", "1");
+    let busy = crate::server::http::busy(what, "1");
     let reuse = wants_more && drain(body, sock, shared.io_timeout);
     if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
         close(sock, !body.finished());
         return false;
     }
     true
+}
+
+/// `status` with a JSON-RPC error (-32600, no id) saying `why`.
+fn refused(status: u16, why: &str) -> HttpResponse {
+    HttpResponse::rpc_error(
+        status,
+        None,
+        ErrorObject::new(codes::INVALID_REQUEST, why),
+    )
 }
 
 /// How long an unread rest of a body may take to arrive when it is drained; a client that
@@ -317,7 +328,8 @@ pub(super) fn serve(
                 Some(place) => Some(place),
                 None => {
                     log::debug!("refusing a stream: {} are open", shared.max_streams);
-                    match busy(shared, &sock, &mut body, wants_more, http10) {
+                    let what = "too many streams open";
+                    match busy(what, shared, &sock, &mut body, wants_more, http10) {
                         true => continue,
                         false => return,
                     }
@@ -330,7 +342,14 @@ pub(super) fn serve(
             Some(slot) => (Place::InFlight(slot), None),
             None => match answers_beyond_cap(shared, &req, &mut body) {
                 Some((place, bytes)) => (place, Some(bytes)),
-                None => match busy(shared, &sock, &mut body, wants_more, http10) {
+                None => match busy(
+                    "too many requests in flight",
+                    shared,
+                    &sock,
+                    &mut body,
+                    wants_more,
+                    http10,
+                ) {
                     true => continue,
                     false => return,
                 },

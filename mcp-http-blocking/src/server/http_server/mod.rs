@@ -433,12 +433,15 @@ fn admit(shared: &Arc<Shared>, s: TcpStream, peer: SocketAddr, token: &Sender<()
     }
 }
 
+/// The answer to a connection beyond the cap: 503 with a JSON-RPC error, in one write.
+const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n\
+Content-Type: application/json\r\nContent-Length: 97\r\nConnection: close\r\n\r\n\
+{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"server busy: too many connections\"}}";
+
 /// Answers 503 on a fresh connection and closes it, without ever blocking the accept loop.
 fn refuse(sock: &TcpStream) {
     if sock.set_nonblocking(true).is_ok() {
-        let _ = (&*sock).write_all(
-            b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
+        let _ = (&*sock).write_all(REFUSAL);
     }
     let _ = sock.shutdown(Shutdown::Both);
 }
@@ -586,5 +589,17 @@ impl ServerHandle {
 impl Drop for ServerHandle {
     fn drop(&mut self) {
         self.stop(Duration::ZERO);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_connection_refusal_is_a_whole_json_rpc_answer() {
+        let text = std::str::from_utf8(super::REFUSAL).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        assert!(head.contains(&format!("Content-Length: {}\r\n", body.len())));
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["error"]["code"], -32603);
     }
 }
