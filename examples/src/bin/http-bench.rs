@@ -665,6 +665,9 @@ fn print_throughput(rows: &[(Mode, usize, Stats)], rounds: usize) {
 
 // ---- many sessions with open GET streams
 
+/// `HttpServerBuilder::max_streams` by default.
+const STREAM_CAP: usize = 512;
+
 /// Opens `n` legacy sessions on a fresh server, each holding a GET SSE stream, and reports the
 /// server's threads and memory, and whether `tools/call` still works meanwhile.
 fn streams(server: &Path, n: usize) -> Result<(), String> {
@@ -751,8 +754,15 @@ fn streams(server: &Path, n: usize) -> Result<(), String> {
             Err(e) => println!("tools/call meanwhile ({label}): FAILED: {e}"),
         }
     }
+    // The server's default cap on standing streams (`HttpServerBuilder::max_streams`): beyond
+    // it a stream is refused 503, which is the cap working, not a failure.
+    let at_cap = |why: &String| count >= STREAM_CAP && why.contains("HTTP 503");
     match (refused, legacy, modern) {
         (None, Ok(_), Ok(_)) if alive == count => Ok(()),
+        (Some(why), Ok(_), Ok(_)) if alive == count && at_cap(&why) => {
+            println!("(the server's cap on standing streams, {STREAM_CAP}, refused the rest)");
+            Ok(())
+        }
         _ => Err("the many-streams run did not fully succeed (see above)".into()),
     }
 }

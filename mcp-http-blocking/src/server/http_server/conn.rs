@@ -172,11 +172,7 @@ fn busy<R: Read, W: Write>(
 
 /// `status` with a JSON-RPC error (-32600, no id) saying `why`.
 fn refused(status: u16, why: &str) -> HttpResponse {
-    HttpResponse::rpc_error(
-        status,
-        None,
-        ErrorObject::new(codes::INVALID_REQUEST, why),
-    )
+    HttpResponse::rpc_error(status, None, ErrorObject::new(codes::INVALID_REQUEST, why))
 }
 
 /// How long an unread rest of a body may take to arrive when it is drained; a client that
