@@ -270,3 +270,56 @@ fn stdin_eof_with_calls_in_flight_still_exits_zero() {
     assert!(status.success(), "{status:?}");
     assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
 }
+
+/// More calls waiting on their cancellation (`slow_compute`, `Context::wait_cancelled`) than
+/// the server has handler threads (64), then every one cancelled and a ping: the reading never
+/// stops, so both pings are answered at once rather than after the calls' 120 s. The calls
+/// beyond the threads are refused busy (-32006) as they are read; the others wait, and once
+/// cancelled get no answer. (The 66th to 70th used to wait anyway, with nobody reading, so
+/// that neither the cancellations nor the ping were read before the waits ended.)
+#[test]
+fn calls_waiting_on_their_cancellation_beyond_the_threads_leave_the_reading_going() {
+    const N: i64 = 70;
+    // Ids of their own (the client's fresh ids are small integers).
+    let call_id = |i: i64| 1_000 + i;
+    let (mut c, _) = Client::legacy("2025-11-25", json!({}));
+    for i in 1..=N {
+        c.request_with_id(
+            json!(call_id(i)),
+            "tools/call",
+            json!({"name": "slow_compute", "arguments": {"seconds": 120, "label": "w"}}),
+        );
+    }
+    // Read after every call (input is handled in order): answered within TIMEOUT (15 s), the
+    // reading went past all of them.
+    let ping = json!("after-the-calls");
+    c.request_with_id(ping.clone(), "ping", json!({}));
+    let (before, answer) = c.until_response(&ping);
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    let mut busy = Vec::new();
+    for m in &before {
+        if m.get("id").is_some() && m.get("method").is_none() {
+            assert_eq!(m["error"]["code"], -32006, "only busy answers so far: {m}");
+            busy.push(m["id"].clone());
+        }
+    }
+    assert!(
+        !busy.is_empty(),
+        "no call refused busy beyond the 64 threads"
+    );
+    assert!(busy.len() <= 10, "too many refused: {busy:?}");
+    for i in 1..=N {
+        c.notify(
+            "notifications/cancelled",
+            Some(json!({"requestId": call_id(i)})),
+        );
+    }
+    // Answered within TIMEOUT (15 s), the calls' waits being of 120 s.
+    let barrier = json!("after-the-cancellations");
+    c.request_with_id(barrier.clone(), "ping", json!({}));
+    c.assert_none_before("an answer to a cancelled call", &barrier, |m| {
+        m.get("id").is_some() && m.get("method").is_none()
+    });
+    let status = c.close();
+    assert!(status.success(), "{status:?}");
+}

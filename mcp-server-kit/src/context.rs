@@ -90,6 +90,9 @@ pub(crate) struct Cancel {
     fired: AtomicBool,
     /// Fired by the session's end (not by the client): an answer still made goes out.
     by_close: AtomicBool,
+    /// Fired because the handler could not wait for the client (no thread left to read what
+    /// it waits for): the call is answered busy (-32006), whatever the handler returns.
+    by_busy: AtomicBool,
     /// The sender (dropped when the cancellation fires: every receiver then reports
     /// disconnection) and the receiver handed out, once a handler asked for it.
     channel: Mutex<Option<CancelChannel>>,
@@ -103,6 +106,7 @@ impl Cancel {
         Cancel {
             fired: AtomicBool::new(false),
             by_close: AtomicBool::new(false),
+            by_busy: AtomicBool::new(false),
             channel: Mutex::new(None),
         }
     }
@@ -146,9 +150,26 @@ impl Cancel {
         self.fire();
     }
 
+    /// Cancels because the handler may not wait for the client: every other thread waits for
+    /// it too and none is left to read (see `Link::will_await_peer`). The handler stops, and
+    /// the call is answered busy (`refused_busy`).
+    pub(crate) fn fire_busy(&self) {
+        if !self.is_fired() {
+            self.by_busy.store(true, Ordering::Release);
+        }
+        self.fire();
+    }
+
+    /// Fired by `fire_busy` (before anything else fired it): the answer is -32006.
+    pub(crate) fn refused_busy(&self) -> bool {
+        self.by_busy.load(Ordering::Acquire)
+    }
+
     /// Whatever the handler returns now is dropped: the client cancelled the request.
     pub(crate) fn drops_answer(&self) -> bool {
-        self.is_fired() && !self.by_close.load(Ordering::Acquire)
+        self.is_fired()
+            && !self.by_close.load(Ordering::Acquire)
+            && !self.by_busy.load(Ordering::Acquire)
     }
 }
 
@@ -249,14 +270,18 @@ impl Context {
     /// that waits anyway (a retry delay, a poll interval of its own): it wakes the moment the
     /// client cancels or the session closes, instead of at its next look at
     /// [`Context::is_cancelled`].
+    ///
+    /// Over stdio, when every handler thread already waits for the client and none is left to
+    /// read the cancellation, this call does not wait: it returns true at once, as for a
+    /// cancellation, and the request is answered -32006 (server busy) whatever the handler
+    /// returns.
     pub fn wait_cancelled(&self, timeout: Duration) -> bool {
         if self.is_cancelled() {
             return true;
         }
-        // Only a reader can deliver the cancellation: a quick handler running on the stdio
-        // reader hands the reading over before it waits. With no thread free to read, the
-        // wait still ends at `timeout`, and reading with it.
-        let _ = self.call.link.will_await_peer(&self.call);
+        if !self.may_wait() {
+            return true;
+        }
         match self.call.cancel.receiver().recv_timeout(timeout) {
             // Nothing is ever sent: only the disconnection at cancel ends the wait early.
             Err(RecvTimeoutError::Disconnected) | Ok(()) => true,
@@ -277,10 +302,28 @@ impl Context {
     /// }
     /// # }
     /// ```
+    ///
+    /// As with [`Context::wait_cancelled`], when no thread would be left to read the
+    /// cancellation the request is cancelled at once (the receiver is ready) and answered
+    /// -32006 (server busy).
     pub fn cancelled_signal(&self) -> Receiver<()> {
         // The caller is about to wait on it (see `wait_cancelled`).
-        let _ = self.call.link.will_await_peer(&self.call);
+        if !self.is_cancelled() {
+            self.may_wait();
+        }
         self.call.cancel.receiver()
+    }
+
+    /// Only a reader can deliver the cancellation: says the handler is about to wait for it
+    /// (a handler on the stdio reader hands the reading over first). When it may not (every
+    /// other handler thread waits for the client, and nobody would read: the wait would last
+    /// its whole timeout, with the input unread), the request is cancelled as busy.
+    fn may_wait(&self) -> bool {
+        if self.call.link.will_await_peer(&self.call) {
+            return true;
+        }
+        self.call.cancel.fire_busy();
+        false
     }
 
     /// Finishes a tool call as a task (the tasks extension): the kit answers the `tools/call`

@@ -474,7 +474,7 @@ impl KitSession {
         let call = self.new_call(rc.id, head, method, me.clone(), false);
         let job = move || {
             let ctx = Context { call };
-            let outcome = run(&me.shared, &ctx);
+            let outcome = settled(&ctx, run(&me.shared, &ctx));
             me.finish(&ctx.call.id, method, ctx.call.version, outcome);
         };
         if let Err(rejected) = self.shared.pool.execute(job) {
@@ -506,7 +506,7 @@ impl KitSession {
             return self.refuse_busy(&call, method);
         }
         let ctx = Context { call };
-        let outcome = run(&self.shared, &ctx);
+        let outcome = settled(&ctx, run(&self.shared, &ctx));
         // Over: from now on nothing lists it (a context the handler kept that blocks later
         // has no request left to cancel). Stored before `finish` takes the state lock, under
         // which a late listing looks at the flag.
@@ -1121,6 +1121,17 @@ impl Link for KitSession {
             }
             Err(RecvTimeoutError::Disconnected) => Err(Error::Cancelled),
         }
+    }
+}
+
+/// A handler's outcome, or busy when it was stopped because it could not wait for the client
+/// (`Cancel::fire_busy`): it may have returned `Cancelled`, which would leave the request
+/// unanswered, or anything else after it was told to stop.
+fn settled(ctx: &Context, outcome: Outcome) -> Outcome {
+    if ctx.call.cancel.refused_busy() {
+        Outcome::Error(busy())
+    } else {
+        outcome
     }
 }
 

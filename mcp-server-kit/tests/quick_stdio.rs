@@ -148,6 +148,117 @@ fn quick_handlers_beyond_the_threads_are_refused_busy_and_the_reading_goes_on() 
     calls_beyond_the_threads_are_refused_busy(true);
 }
 
+/// A server whose one tool waits for its cancellation (`Context::wait_cancelled`, or a select
+/// on `Context::cancelled_signal`), reporting on `woke` whether it was cancelled.
+fn cancel_waiting_server(quick: bool, signal: bool) -> (Server, Receiver<bool>) {
+    let (woke_tx, woke) = sync_channel(64);
+    let tool = Tool::new("wait", move |_: NoArgs, ctx: &Context| {
+        let cancelled = if signal {
+            // Nothing is ever sent: the receiver disconnects at the cancellation.
+            let r = ctx.cancelled_signal().recv_timeout(WAIT * 3);
+            r == Err(crossbeam_channel::RecvTimeoutError::Disconnected)
+        } else {
+            ctx.wait_cancelled(WAIT * 3)
+        };
+        woke_tx.send(cancelled).unwrap();
+        if cancelled {
+            return Err(Error::Cancelled);
+        }
+        Ok::<_, Error>("waited")
+    });
+    let server = Server::builder("t", "1")
+        .tool(tool)
+        .quick_handlers(quick)
+        .build()
+        .unwrap();
+    (server, woke)
+}
+
+/// More calls waiting for their cancellation than the transport has threads, then every one
+/// cancelled and a ping: each call waits (and is cancelled, unanswered) or is refused busy at
+/// once, and the reading goes on, so the cancellations and the ping are read at once. Were
+/// the reading to wait for a thread (or a handler to wait although nobody could read), every
+/// handler would wait out its timeout (30 s here, 60 s and more in real tools) with the
+/// input unread.
+fn calls_waiting_on_their_cancellation_beyond_the_threads(quick: bool, signal: bool) {
+    let max = 2;
+    let calls = 6;
+    let (server, woke) = cancel_waiting_server(quick, signal);
+    let config = mcp_stdio::Config::builder().max_threads(max).build();
+    let mut c = Client::start_with(server, config);
+    c.initialize();
+    for id in 1..=calls {
+        c.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "wait"}}));
+    }
+    // Answered only once every call was read: no call answered but busy before it.
+    c.send(json!({"jsonrpc": "2.0", "id": 100, "method": "ping"}));
+    let mut busy = Vec::new();
+    loop {
+        // `next` fails after 10 s (WAIT): the handlers' waits last 30 s.
+        let m = c.next();
+        if m["id"] == 100 {
+            break;
+        }
+        assert_eq!(
+            m["error"]["code"],
+            codes::SERVER_BUSY,
+            "only a busy answer may come before the ping's: {m}"
+        );
+        busy.push(m["id"].as_i64().unwrap());
+    }
+    let waiting = calls as usize - busy.len();
+    assert!(waiting >= max, "only {waiting} calls waited");
+    assert!(!busy.is_empty(), "none refused");
+    // Every refused handler was told to stop (true, as for a cancellation).
+    for _ in 0..busy.len() {
+        assert_eq!(woke.recv_timeout(WAIT), Ok(true), "a refused handler woke");
+    }
+    for id in 1..=calls {
+        c.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": id}}),
+        );
+    }
+    for _ in 0..waiting {
+        assert_eq!(
+            woke.recv_timeout(WAIT),
+            Ok(true),
+            "the cancellation reached a waiting handler"
+        );
+    }
+    c.send(json!({"jsonrpc": "2.0", "id": 101, "method": "ping"}));
+    c.close_input();
+    // What is left, up to the end of the output: only the ping's answer (a cancelled request
+    // gets no answer).
+    let mut rest = Vec::new();
+    loop {
+        let line = c.next_line();
+        if line.is_empty() {
+            break;
+        }
+        rest.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert_eq!(rest[0]["id"], 101, "{rest:?}");
+    c.served.recv_timeout(WAIT).unwrap().unwrap();
+}
+
+#[test]
+fn handlers_waiting_on_their_cancellation_beyond_the_threads_let_the_reading_go_on() {
+    calls_waiting_on_their_cancellation_beyond_the_threads(false, false);
+}
+
+#[test]
+fn quick_handlers_waiting_on_their_cancellation_beyond_the_threads_let_the_reading_go_on() {
+    calls_waiting_on_their_cancellation_beyond_the_threads(true, false);
+}
+
+#[test]
+fn handlers_blocking_on_their_cancellation_signal_beyond_the_threads_let_the_reading_go_on() {
+    calls_waiting_on_their_cancellation_beyond_the_threads(false, true);
+}
+
 /// A request read before the end of input is answered even when its handler returns after
 /// the session closed (JSON-RPC: every request gets its response): the outbound stays until
 /// the last one is, and serving then ends at once. (Such answers were lost, a few in a
