@@ -75,13 +75,7 @@ fn a_burst_is_answered_while_every_other_connection_is_an_sse_stream() {
     let streams: Vec<SseClient> = (0..64)
         .map(|_| {
             let sid = open_session(a, "2025-06-18");
-            let s = SseClient::open(
-                a,
-                "GET",
-                "/mcp",
-                &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
-                b"",
-            );
+            let s = SseClient::get_stream(a, &sid);
             assert_eq!(s.status, 200);
             s
         })
@@ -206,15 +200,7 @@ fn standing_streams_beyond_their_cap_get_503_and_requests_go_on() {
         .spawn()
         .unwrap();
     let a = h.local_addr();
-    let get = |sid: &str| {
-        SseClient::open(
-            a,
-            "GET",
-            "/mcp",
-            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", sid)],
-            b"",
-        )
-    };
+    let get = |sid: &str| SseClient::get_stream(a, sid);
     let sids: Vec<String> = (0..3).map(|_| open_session(a, "2025-06-18")).collect();
     let held: Vec<SseClient> = sids[..2].iter().map(|s| get(s)).collect();
     assert!(held.iter().all(|s| s.status == 200));

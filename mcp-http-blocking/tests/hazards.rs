@@ -220,13 +220,7 @@ fn a_reader_that_stops_reading_is_cut_off_not_buffered_for() {
     ctl.wait_for("flood:", Duration::from_secs(30))
         .expect("flood finished");
     // Cut: the session's GET stream is free for a new connection.
-    let again = SseClient::open(
-        a,
-        "GET",
-        "/mcp",
-        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
-        b"",
-    );
+    let again = SseClient::get_stream(a, &sid);
     assert_eq!(again.status, 200);
     // The session itself goes on.
     let r = request(
@@ -449,13 +443,7 @@ fn shutdown_ends_streams_and_closes_the_port() {
     let (h, _) = serve(HttpConfig::default(), Duration::from_secs(30));
     let a = h.local_addr();
     let sid = open_session(a, "2025-06-18");
-    let mut get = SseClient::open(
-        a,
-        "GET",
-        "/mcp",
-        &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &sid)],
-        b"",
-    );
+    let mut get = SseClient::get_stream(a, &sid);
     assert_eq!(get.status, 200);
     h.shutdown();
     // The open stream ends cleanly, and nothing listens on the port any more.

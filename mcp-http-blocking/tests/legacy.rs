@@ -533,15 +533,7 @@ fn at_the_session_cap_the_longest_idle_session_makes_room() {
     assert_eq!(ping(&second), 200);
     assert_eq!(h.core().session_count(), 2);
     // Both open sessions busy (a connection on their GET streams): refused, to be retried.
-    let get = |sid: &str| {
-        SseClient::open(
-            a,
-            "GET",
-            "/mcp",
-            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", sid)],
-            b"",
-        )
-    };
+    let get = |sid: &str| SseClient::get_stream(a, sid);
     let (g2, g3) = (get(&second), get(&third));
     assert_eq!((g2.status, g3.status), (200, 200));
     let r = request(

@@ -444,6 +444,17 @@ impl SseClient {
         Self::open_on(BufReader::new(connect(addr)), method, path, headers, body)
     }
 
+    /// Opens the GET stream of legacy session `sid`.
+    pub fn get_stream(addr: SocketAddr, sid: &str) -> SseClient {
+        Self::open(
+            addr,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", sid)],
+            b"",
+        )
+    }
+
     /// Sends the request on an existing (kept-alive) connection.
     pub fn open_on(
         mut reader: BufReader<TcpStream>,
