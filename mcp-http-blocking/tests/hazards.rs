@@ -528,3 +528,97 @@ fn a_body_trickled_a_byte_at_a_time_is_cut_off_after_one_io_timeout() {
     // And the server still serves.
     assert!(alive(&h));
 }
+
+/// A service that answers every request but `initialize` with a string of `0` bytes.
+struct Big(usize);
+
+struct BigSession {
+    out: Arc<dyn Outbound>,
+    size: usize,
+}
+
+impl Service for Big {
+    fn open(&self, _: SessionInfo, out: Arc<dyn Outbound>) -> Arc<dyn Session> {
+        Arc::new(BigSession { out, size: self.0 })
+    }
+}
+
+impl Session for BigSession {
+    fn handle(&self, msg: Message) {
+        let Message::Request(r) = msg else {
+            return;
+        };
+        let result = match r.method.as_str() {
+            "initialize" => json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "serverInfo": {"name": "t", "version": "1"}}),
+            _ => json!({ "big": "x".repeat(self.size) }),
+        };
+        let _ = self.out.send(
+            Response::new(r.id.clone(), &result).unwrap().into(),
+            Some(&r.id),
+        );
+    }
+
+    fn close(&self) {}
+}
+
+#[test]
+fn an_answer_read_a_trickle_at_a_time_is_cut_off_after_its_deadline() {
+    // The socket's write timeout bounds one write call, and a client that reads a little now
+    // and then (each read well within the io timeout) makes every call progress: only a
+    // deadline on the whole response ends this. Without it an 8 MB answer read 1 KiB every
+    // 20 ms holds the connection, its thread and the answer for minutes (at the default 30 s
+    // io timeout and a slower trickle, for hours). The answer is larger than the socket
+    // buffers can take (Linux lets a send buffer grow to 4 MiB by default).
+    let io = Duration::from_millis(300);
+    let size = 8_000_000;
+    let h = HttpServer::builder()
+        .io_timeout(io)
+        .build(Big(size))
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let a = h.local_addr();
+    let sid = open_session(a, "2025-06-18");
+    // A small receive buffer: the client's kernel cannot take the answer off the server's hands.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&a.into()).unwrap();
+    let mut s: std::net::TcpStream = sock.into();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let hs = [
+        ("Accept", "application/json"),
+        JSON_CT,
+        ("Mcp-Session-Id", sid.as_str()),
+    ];
+    write_request(&mut s, "POST", "/mcp", &hs, &rpc(2, "big", json!({})));
+    let mut buf = [0u8; 1024];
+    // From the answer's first bytes (making it takes a while in a debug build).
+    let mut got = s.read(&mut buf).unwrap();
+    assert!(got > 0);
+    let start = Instant::now();
+    // The reader's own pace: 1 KiB every 20 ms, for at most ten io timeouts.
+    let end = loop {
+        let r = s.read(&mut buf);
+        match r {
+            Ok(n) if n > 0 => got += n,
+            _ => break Some(r),
+        }
+        if start.elapsed() > io * 10 {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let end = end.unwrap_or_else(|| {
+        panic!(
+            "still receiving the answer after {:?} ({got} bytes read)",
+            start.elapsed()
+        )
+    });
+    // Cut off (a reset: the unsent rest is dropped), long before the whole answer was read.
+    assert!(peer_closed(&end), "{end:?}");
+    assert!(got < size, "{got}");
+    // The server let go of the connection and its thread.
+    assert!(h.wait_until_idle(Duration::from_secs(5)));
+    assert!(alive(&h));
+}

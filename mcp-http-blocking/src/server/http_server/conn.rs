@@ -7,7 +7,7 @@
 //! from a job on the server's answer executor; this thread then waits for that answer to be written before it
 //! reads the connection's next request, so answers keep the order of their requests.
 
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 
 use super::Shared;
 use super::parse::{BodyReader, HeadError, read_head};
-use super::write::{After, write_response};
+use super::write::{After, Sink, write_response};
 use crate::server::answer::{Deferred, Handoff, Reply};
 use crate::server::http::{HttpRequest, HttpResponse, accepts, err400};
 use mcp_core::jsonrpc::{ErrorObject, codes};
@@ -55,8 +55,21 @@ impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         (&*self.0).write(buf)
     }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        (&*self.0).write_vectored(bufs)
+    }
     fn flush(&mut self) -> io::Result<()> {
         (&*self.0).flush()
+    }
+}
+
+impl Sink for Socket {
+    fn set_write_timeout(&self, d: Duration) -> io::Result<()> {
+        self.0.set_write_timeout(Some(d))
+    }
+    fn abandon(&self) {
+        // Linger off: the close that follows resets the connection and drops the unsent rest.
+        let _ = socket2::SockRef::from(&*self.0).set_linger(Some(Duration::ZERO));
     }
 }
 
@@ -163,7 +176,8 @@ fn busy<R: Read, W: Write>(
 ) -> bool {
     let busy = crate::server::http::busy(what, "1");
     let reuse = wants_more && drain(body, sock, shared.io_timeout);
-    if write_response(&mut sock.clone(), busy, reuse, http10, None) == After::Close {
+    let io = shared.io_timeout;
+    if write_response(&mut sock.clone(), busy, reuse, http10, None, io) == After::Close {
         close(sock, !body.finished());
         return false;
     }
@@ -293,7 +307,8 @@ pub(super) fn serve(
             Ok(h) => h,
             Err(e) => {
                 if let Some(r) = refusal(&e) {
-                    let _ = write_response(&mut sock.clone(), r, false, false, None);
+                    let io = shared.io_timeout;
+                    let _ = write_response(&mut sock.clone(), r, false, false, None, io);
                 }
                 close(&sock, !matches!(e, HeadError::Closed | HeadError::Io));
                 return;
@@ -372,8 +387,9 @@ pub(super) fn serve(
                             keep = false;
                         }
                     }
+                    let io = watcher.io_timeout;
                     let after =
-                        write_response(&mut sock.clone(), d.run(), keep, http10, Some(&watch));
+                        write_response(&mut sock.clone(), d.run(), keep, http10, Some(&watch), io);
                     let _ = done_tx.send(after);
                 });
                 if let Err(e) = started {
@@ -419,7 +435,8 @@ pub(super) fn serve(
         drop(slot);
         let reuse = wants_more && body_done && !shared.stopping.load(Ordering::SeqCst);
         let watch = || watch_hangup(&shared.hangups, &sock);
-        let after = write_response(&mut sock.clone(), resp, reuse, http10, Some(&watch));
+        let io = shared.io_timeout;
+        let after = write_response(&mut sock.clone(), resp, reuse, http10, Some(&watch), io);
         drop(stream);
         if after == After::Close {
             close(&sock, !body_done);

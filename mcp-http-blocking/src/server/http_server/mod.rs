@@ -19,7 +19,10 @@
 //! - a response that closes its connection (every SSE stream, and any response to a client
 //!   that asked to close) is followed by the socket's shutdown, so the client sees EOF at once;
 //! - every socket has read and write timeouts (`io_timeout`), and a request's head and its body
-//!   each have one `io_timeout` to arrive in full, so a trickle cannot hold a connection;
+//!   each have one `io_timeout` to arrive in full, so a trickle cannot hold a connection; nor
+//!   can a client that reads its answer a trickle at a time: a response (or an SSE event) that
+//!   does not go out in one write must keep pace with 2 MiB per `io_timeout` after one more
+//!   `io_timeout`, or its connection is reset (see `write`);
 //! - [`ServerHandle::shutdown`] drains: it stops accepting, closes idle connections, lets the
 //!   requests in flight finish within a grace period, ends the open streams, and returns.
 
@@ -90,7 +93,12 @@ impl HttpServerBuilder {
     /// reads nothing, for this long is disconnected; so is an idle keep-alive connection. A
     /// request's head must be complete within this long of its first byte, and its body
     /// within this long of the end of the head, however the bytes trickle in (a read of the
-    /// body already waiting when that time is up may take this long once more).
+    /// body already waiting when that time is up may take this long once more). A response,
+    /// or one event of an SSE stream, that the first write call (bounded by this timeout)
+    /// does not write whole has this long once more, plus this long for each 2 MiB the client
+    /// reads meanwhile, however slowly it reads: a client that reads a trickle is cut off
+    /// (its connection reset) after about twice this timeout, and one that reads at least
+    /// 2 MiB per timeout (70 KB/s at 30 s) gets an answer of any size.
     pub fn io_timeout(mut self, d: Duration) -> Self {
         self.io_timeout = d.max(Duration::from_millis(10));
         self

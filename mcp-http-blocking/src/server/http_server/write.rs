@@ -1,11 +1,110 @@
 //! Writing a response on a connection: a complete body in one write, or an SSE stream event by
 //! event (one chunk and one flush each, `:` comments while idle, the terminating chunk last).
+//!
+//! Each response, and each event of a stream, must be written within a deadline, however slowly
+//! the client reads (see [`send`]): the socket's write timeout alone bounds one write call, and
+//! a client that reads a little now and then makes every call progress, so `write_all` would
+//! hold the connection, its thread and the answer for as long as the trickle went on.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 
 use crate::server::http::{Body, HttpResponse, SseBody, SseNext, StreamEnd};
+
+/// Where responses are written: the connection's socket, whose send timeout bounds each write
+/// call.
+pub(super) trait Sink: Write {
+    /// Sets the time limit of each write call from now on (the socket's `SO_SNDTIMEO`).
+    fn set_write_timeout(&self, d: Duration) -> io::Result<()>;
+    /// Gives up on the connection after a failed write: what is still unsent is thrown away
+    /// when it closes (a reset), rather than kept in kernel buffers for a client that does not
+    /// read it; the response is incomplete anyway.
+    fn abandon(&self);
+}
+
+/// Once a response (or an SSE event) did not go out in one write call, it must keep pace with
+/// this many bytes per io timeout (2 MiB per 30 s: 70 KB/s) to go on being written (see
+/// [`send`]).
+const BYTES_PER_TIMEOUT: f64 = 2.0 * 1024.0 * 1024.0;
+
+/// Writes `first` then `second` in full, as one response (or one SSE event), within its
+/// deadline, however slowly the client reads. The first write call has one io timeout (`io`,
+/// the socket's write timeout), as ever, and almost always writes everything: a blocking
+/// socket's write returns short only when its timeout ran out (or a signal came). When it
+/// returns short, the rest has one more io timeout from then, plus one for each
+/// [`BYTES_PER_TIMEOUT`] the client takes meanwhile. So a client that reads nothing, or a
+/// trickle (a few bytes every few seconds, each read renewing the socket's timeout of one
+/// write call), is cut off after about two io timeouts (60 s by default) instead of holding
+/// the connection, its thread and the answer for hours; an honest client on a slow link still
+/// gets a big answer, however long it takes, if it reads 70 KB/s or more (at the default 30 s;
+/// kernel buffers take the first few MB of an answer at once anyway).
+///
+/// The common case costs nothing new: a response that goes out in one write (a `writev` with
+/// a large body) takes one system call, as before, and nothing else. Only a short write arms
+/// the deadline: each further call's timeout is set to the time left (at most `io`, so a
+/// client that stops reading is still cut off after `io`), and restored to `io` after. When
+/// the deadline passes, the connection is abandoned (see [`Sink::abandon`]).
+fn send(w: &mut impl Sink, first: &[u8], second: &[u8], io: Duration) -> io::Result<()> {
+    let total = first.len() + second.len();
+    let mut done = 0;
+    // The socket's write timeout as last set.
+    let mut limit = io;
+    // When the first write call returned short, and what it wrote.
+    let mut armed: Option<(Instant, usize)> = None;
+    let r = loop {
+        let (a, b) = match first.get(done..) {
+            Some(a) if !a.is_empty() => (a, second),
+            _ => (&second[done - first.len()..], &[][..]),
+        };
+        if a.is_empty() {
+            break Ok(());
+        }
+        if let Some((since, base)) = armed {
+            let earned = (done - base) as f64 / BYTES_PER_TIMEOUT;
+            let end = since + io.mul_f64(1.0 + earned);
+            let left = end.saturating_duration_since(Instant::now()).min(io);
+            if left.is_zero() {
+                break Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client did not read the response in time",
+                ));
+            }
+            if left != limit {
+                if let Err(e) = w.set_write_timeout(left) {
+                    break Err(e);
+                }
+                limit = left;
+            }
+        }
+        let wrote = if b.is_empty() {
+            w.write(a)
+        } else {
+            w.write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
+        };
+        match wrote {
+            Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+        if armed.is_none() && done < total {
+            armed = Some((Instant::now(), done));
+        }
+    };
+    let r = r.and_then(|()| {
+        if limit == io {
+            Ok(())
+        } else {
+            w.set_write_timeout(io)
+        }
+    });
+    if r.is_err() {
+        w.abandon();
+    }
+    r
+}
 
 /// How the connection goes on after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,13 +162,16 @@ const SMALL_BODY: usize = 64 * 1024;
 
 /// Writes `resp`. `keep_alive`: the connection may carry another request afterwards (the
 /// client wants it and the request's body was read to its end); an SSE stream always closes
-/// its connection, so a client that reads to the end of the stream sees EOF at once.
+/// its connection, so a client that reads to the end of the stream sees EOF at once. `io`: the
+/// connection's io timeout (the socket's write timeout), from which each response's and each
+/// event's deadline follows (see [`send`]).
 pub(super) fn write_response(
-    w: &mut impl Write,
+    w: &mut impl Sink,
     resp: HttpResponse,
     keep_alive: bool,
     http10: bool,
     hangup: Hangup<'_>,
+    io: Duration,
 ) -> After {
     let HttpResponse {
         status,
@@ -87,15 +189,15 @@ pub(super) fn write_response(
                 (true, false) => {}
             }
             out.extend_from_slice(b"\r\n");
-            // A small body goes out with its head in one write; a large one after it, not
-            // copied: a client that does not read its answer holds the write (up to the write
-            // timeout), and with it one copy of a 4 MiB answer rather than two.
+            // A small body goes out with its head in one write; a large one beside it (one
+            // writev), not copied: a client that does not read its answer holds the write (up
+            // to its deadline), and with it one copy of a 4 MiB answer rather than two.
             let written = if bytes.len() <= SMALL_BODY {
                 out.extend_from_slice(&bytes);
                 drop(bytes);
-                w.write_all(&out)
+                send(w, &out, &[], io)
             } else {
-                w.write_all(&out).and_then(|()| w.write_all(&bytes))
+                send(w, &out, &bytes, io)
             };
             match written.and_then(|()| w.flush()) {
                 Ok(()) if keep_alive => After::KeepAlive,
@@ -112,7 +214,7 @@ pub(super) fn write_response(
                     sse.set_hangup(rx);
                 }
             }
-            write_sse(w, status, &headers, sse, !http10, http10);
+            write_sse(w, status, &headers, sse, !http10, http10, io);
             After::Close
         }
     }
@@ -135,12 +237,13 @@ fn chunk(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
 }
 
 fn write_sse(
-    w: &mut impl Write,
+    w: &mut impl Sink,
     status: u16,
     headers: &[(String, String)],
     mut sse: SseBody,
     chunked: bool,
     http10: bool,
+    io: Duration,
 ) {
     let mut buf = Vec::with_capacity(512);
     head(&mut buf, status, headers, http10);
@@ -149,7 +252,7 @@ fn write_sse(
     }
     buf.extend_from_slice(b"Connection: close\r\n\r\n");
     // The head goes out at once: a client waits for it before it treats the stream as open.
-    let mut ok = flush_out(w, &mut buf).is_ok();
+    let mut ok = flush_out(w, &mut buf, io).is_ok();
     while ok {
         let next = sse.next_event();
         if sse.hung_up() {
@@ -161,13 +264,13 @@ fn write_sse(
         let mut wrote = true;
         match next {
             // A large event (a big answer, a replay shared with the event store) is written
-            // from where it is, after its chunk header, not copied behind it: every connection
+            // from where it is, beside its chunk header, not copied behind it: every connection
             // replaying a 3.5 MB history to a client that did not read held a copy of it.
             SseNext::Event(e) if e.len() > SMALL_BODY => {
                 if chunked {
                     buf.extend_from_slice(format!("{:x}\r\n", e.len()).as_bytes());
                 }
-                wrote = w.write_all(&buf).and_then(|()| w.write_all(&e)).is_ok();
+                wrote = send(w, &buf, &e, io).is_ok();
                 buf.clear();
                 if chunked {
                     buf.extend_from_slice(b"\r\n");
@@ -178,7 +281,7 @@ fn write_sse(
             SseNext::End if chunked => buf.extend_from_slice(b"0\r\n\r\n"),
             SseNext::End => {}
         }
-        ok = wrote && flush_out(w, &mut buf).is_ok();
+        ok = wrote && flush_out(w, &mut buf, io).is_ok();
         if end {
             break;
         }
@@ -190,8 +293,10 @@ fn write_sse(
     });
 }
 
-fn flush_out(w: &mut impl Write, buf: &mut Vec<u8>) -> io::Result<()> {
-    let r = w.write_all(buf).and_then(|_| w.flush());
+/// Writes one piece of a stream (its head, an event, a keep-alive comment, its end) within its
+/// deadline (see [`send`]).
+fn flush_out(w: &mut impl Sink, buf: &mut Vec<u8>, io: Duration) -> io::Result<()> {
+    let r = send(w, buf, &[], io).and_then(|()| w.flush());
     buf.clear();
     r
 }
@@ -200,9 +305,17 @@ fn flush_out(w: &mut impl Write, buf: &mut Vec<u8>) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    impl Sink for Vec<u8> {
+        fn set_write_timeout(&self, _: Duration) -> io::Result<()> {
+            Ok(())
+        }
+        fn abandon(&self) {}
+    }
+
     fn text(resp: HttpResponse, keep: bool, http10: bool) -> (String, After) {
         let mut out = Vec::new();
-        let after = write_response(&mut out, resp, keep, http10, None);
+        let io = Duration::from_secs(1);
+        let after = write_response(&mut out, resp, keep, http10, None, io);
         (String::from_utf8(out).unwrap(), after)
     }
 
@@ -220,6 +333,55 @@ mod tests {
         assert!(t.starts_with("HTTP/1.0 202") && t.contains("Connection: keep-alive\r\n"));
     }
 
+    /// A sink that takes at most 7 bytes per write call, as a slow reader's socket does, and
+    /// records the write timeouts it is given.
+    #[derive(Default)]
+    struct Short {
+        out: Vec<u8>,
+        timeouts: std::cell::RefCell<Vec<Duration>>,
+        abandoned: std::cell::Cell<bool>,
+    }
+
+    impl Write for Short {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(7);
+            self.out.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sink for Short {
+        fn set_write_timeout(&self, d: Duration) -> io::Result<()> {
+            self.timeouts.borrow_mut().push(d);
+            Ok(())
+        }
+        fn abandon(&self) {
+            self.abandoned.set(true);
+        }
+    }
+
+    #[test]
+    fn short_writes_go_on_within_the_deadline_and_restore_the_timeout() {
+        let io = Duration::from_secs(60);
+        let mut w = Short::default();
+        send(&mut w, b"head: 1\r\n\r\n", b"a body in pieces", io).unwrap();
+        assert_eq!(w.out, b"head: 1\r\n\r\na body in pieces");
+        // Each call after the first had the time left, at most `io`; the socket has `io` again.
+        let t = w.timeouts.borrow();
+        assert!(t.iter().all(|d| *d <= io));
+        assert_eq!(t.last().copied().unwrap_or(io), io);
+        assert!(!w.abandoned.get());
+        // No time left after the first call: given up, and the connection abandoned.
+        let mut w = Short::default();
+        let e = send(&mut w, b"head: 1\r\n\r\n", b"body", Duration::ZERO).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(w.out.len(), 7);
+        assert!(w.abandoned.get());
+    }
+
     #[test]
     fn a_large_event_is_framed_like_a_small_one() {
         let big = vec![b'x'; SMALL_BODY + 7];
@@ -232,7 +394,7 @@ mod tests {
             );
             let resp = crate::server::answer::sse_response(body);
             let mut out = Vec::new();
-            write_response(&mut out, resp, false, http10, None);
+            write_response(&mut out, resp, false, http10, None, Duration::from_secs(1));
             let at = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
             let want: Vec<u8> = if http10 {
                 [&b"a"[..], &big, b"b"].concat()
