@@ -571,7 +571,12 @@ fn an_answer_read_a_trickle_at_a_time_is_cut_off_after_its_deadline() {
     // io timeout and a slower trickle, for hours). The answer is larger than the socket
     // buffers can take (Linux lets a send buffer grow to 4 MiB by default).
     let io = Duration::from_millis(300);
-    let size = 8_000_000;
+    // Twice what this machine lets a send buffer grow to, and at least 8 MB.
+    let wmem_max = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(2)?.parse::<usize>().ok())
+        .unwrap_or(0);
+    let size = (2 * wmem_max).max(8_000_000);
     let h = HttpServer::builder()
         .io_timeout(io)
         .build(Big(size))
