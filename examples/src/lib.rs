@@ -29,10 +29,12 @@ pub mod server_proc;
 #[cfg(all(unix, feature = "full"))]
 mod signal;
 
-/// The usage line the examples print for `--help`.
+/// The usage line the examples print for `--help` (the flags, then [`USAGE_NOTE`]).
 pub const USAGE: &str = "[--stdio | --http ADDR [--bearer-token TOKEN]] \
-[--state-secret-file PATH] [--instance-tag TAG] [--redis-url URL] [--page-size N] [--no-rate-limits]   \
-(ADDR such as 127.0.0.1:8080; serves /mcp)";
+[--state-secret-file PATH] [--instance-tag TAG] [--redis-url URL] [--page-size N] [--no-rate-limits]";
+
+/// What follows the flags of the usage line.
+pub const USAGE_NOTE: &str = "(ADDR such as 127.0.0.1:8080; serves /mcp)";
 
 /// The Redis channel the examples' instances publish on and listen to (`--redis-url`).
 pub const REDIS_CHANNEL: &str = "mcp-examples";
@@ -70,16 +72,24 @@ impl Options {
                 "--instance-tag" => &mut o.instance_tag,
                 "--redis-url" => &mut o.redis_url,
                 "--page-size" => &mut o.page_size,
-                _ => return Err(format!("unknown argument {flag:?}; usage: {USAGE}")),
+                _ => {
+                    return Err(format!(
+                        "unknown argument {flag:?}; usage: {USAGE}   {USAGE_NOTE}"
+                    ));
+                }
             };
             match (slot.is_some(), it.next()) {
                 (false, Some(v)) => *slot = Some(v.clone()),
-                _ => return Err(format!("{flag} takes one value, once; usage: {USAGE}")),
+                _ => {
+                    return Err(format!(
+                        "{flag} takes one value, once; usage: {USAGE}   {USAGE_NOTE}"
+                    ));
+                }
             }
         }
         let http_only = o.token.is_some() || o.instance_tag.is_some() || o.secret_file.is_some();
         if (stdio && o.http.is_some()) || (http_only && o.http.is_none()) {
-            return Err(format!("usage: {USAGE}"));
+            return Err(format!("usage: {USAGE}   {USAGE_NOTE}"));
         }
         Ok(o)
     }

@@ -54,6 +54,11 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The crate's README, whose Rust blocks are compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub mod apps;
 mod builder;
 mod call;

@@ -217,9 +217,36 @@ impl From<ErrorObject> for Error {
     }
 }
 
+/// `?` on a file or socket operation in a handler: the failure becomes the message (for a tool,
+/// an `isError` result the model can read).
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::Message(e.to_string())
+    }
+}
+
+/// `?` on JSON a handler reads or writes itself: the failure becomes the message.
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Error {
+        Error::Message(e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_and_json_failures_pass_through_question_marks() {
+        fn read(path: &str) -> Result<String, Error> {
+            Ok(std::fs::read_to_string(path)?)
+        }
+        fn parse(text: &str) -> Result<serde_json::Value, Error> {
+            Ok(serde_json::from_str(text)?)
+        }
+        assert!(matches!(read("/no/such/file"), Err(Error::Message(m)) if !m.is_empty()));
+        assert!(matches!(parse("{"), Err(Error::Message(m)) if m.contains("EOF")));
+    }
 
     #[test]
     fn capability_paths_nest() {

@@ -559,8 +559,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!(
-            "usage: everything {} [--skills-dir PATH]",
-            mcp_examples::USAGE
+            "usage: everything {} [--skills-dir PATH]   {}",
+            mcp_examples::USAGE,
+            mcp_examples::USAGE_NOTE
         );
         return Ok(());
     }
