@@ -87,6 +87,25 @@ fn only_text(r: &CallToolResult) -> String {
 }
 
 #[test]
+fn a_url_without_the_endpoint_path_says_so() {
+    let server = Server::start();
+    let root = server.url.trim_end_matches("/mcp").to_owned() + "/";
+    for revision in PINNED {
+        let asked = Asked::default();
+        let e = builder(revision, &asked)
+            .timeout(Duration::from_secs(10))
+            .connect_http(&root)
+            .err()
+            .expect("no MCP endpoint at /");
+        let m = e.to_string();
+        assert!(
+            m.contains("HTTP 404") && m.contains("/mcp"),
+            "{revision:?}: {m}"
+        );
+    }
+}
+
+#[test]
 fn handshake_in_every_mode() {
     let server = Server::start();
     for (revision, era, version) in [

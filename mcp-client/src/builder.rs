@@ -238,9 +238,9 @@ impl ClientBuilder {
     }
 
     /// The timeout of every request that sets none ([`Timeout::default`]: 60 s, extended by
-    /// progress up to 10 min).
-    pub fn timeout(mut self, timeout: Timeout) -> Self {
-        self.timeout = timeout;
+    /// progress up to 10 min). A plain `Duration` is a fixed timeout.
+    pub fn timeout(mut self, timeout: impl Into<Timeout>) -> Self {
+        self.timeout = timeout.into();
         self
     }
 

@@ -36,9 +36,9 @@ impl CallOptions {
 
     /// This call's timeout instead of the client's default. With
     /// [`Timeout::resetting`], each progress report from the server extends it (up to its
-    /// `max_total`).
-    pub fn timeout(mut self, timeout: Timeout) -> Self {
-        self.timeout = Some(timeout);
+    /// `max_total`). A plain `Duration` is a fixed timeout.
+    pub fn timeout(mut self, timeout: impl Into<Timeout>) -> Self {
+        self.timeout = Some(timeout.into());
         self
     }
 

@@ -26,6 +26,13 @@ pub struct Timeout {
     pub max_total: Duration,
 }
 
+/// A plain duration is a fixed timeout ([`Timeout::fixed`]).
+impl From<Duration> for Timeout {
+    fn from(limit: Duration) -> Self {
+        Timeout::fixed(limit)
+    }
+}
+
 impl Timeout {
     /// A fixed timeout: progress does not extend it.
     pub const fn fixed(limit: Duration) -> Self {

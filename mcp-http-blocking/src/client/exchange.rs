@@ -589,6 +589,10 @@ impl Shared {
             _ => codes::INTERNAL_ERROR,
         };
         let mut message = format!("HTTP {status} from {}", self.url);
+        if status == 404 || status == 405 {
+            // Nothing MCP answered there: the likeliest mistake is the endpoint's path.
+            message.push_str(" (no MCP endpoint at this URL? servers commonly serve /mcp)");
+        }
         if let Some(c) = challenge {
             message.push_str(&format!(" (WWW-Authenticate: {c})"));
         }
