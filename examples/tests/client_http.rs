@@ -92,12 +92,13 @@ fn a_url_without_the_endpoint_path_says_so() {
     let root = server.url.trim_end_matches("/mcp").to_owned() + "/";
     for revision in PINNED {
         let asked = Asked::default();
-        let e = builder(revision, &asked)
+        let m = match builder(revision, &asked)
             .timeout(Duration::from_secs(10))
             .connect_http(&root)
-            .err()
-            .expect("no MCP endpoint at /");
-        let m = e.to_string();
+        {
+            Ok(_) => panic!("{revision:?}: no MCP endpoint at /"),
+            Err(e) => e.to_string(),
+        };
         assert!(
             m.contains("HTTP 404") && m.contains("/mcp"),
             "{revision:?}: {m}"
