@@ -529,7 +529,7 @@ fn a_body_trickled_a_byte_at_a_time_is_cut_off_after_one_io_timeout() {
     assert!(alive(&h));
 }
 
-/// A service that answers every request but `initialize` with a string of `0` bytes.
+/// A service that answers every request but `initialize` with one long string (`size` bytes).
 struct Big(usize);
 
 struct BigSession {
