@@ -257,6 +257,27 @@ impl CallToolResult {
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// The text of the result's text blocks, joined by newlines (other blocks skipped): what a
+    /// caller that wants the words of a result reads.
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n")
+    }
+
+    /// `structuredContent` read as `T`; `None` when the result has none.
+    pub fn structured_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.structured_content.as_ref().map(T::deserialize)
+    }
 }
 
 #[cfg(test)]
@@ -267,6 +288,24 @@ mod tests {
     use crate::jsonrpc::ResultValue;
     use crate::types::common::Annotations;
     use crate::types::content::ContentBlock;
+
+    #[test]
+    fn a_caller_reads_the_text_and_the_structured_value() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Sum {
+            total: i64,
+        }
+        let r = CallToolResult::new(vec![
+            ContentBlock::text("a"),
+            ContentBlock::image("AAAA", "image/png"),
+            ContentBlock::text("b"),
+        ]);
+        assert_eq!(r.text_content(), "a\nb");
+        assert!(r.structured_as::<Sum>().is_none());
+        let r = CallToolResult::structured(json!({"total": 3}));
+        assert_eq!(r.structured_as::<Sum>().unwrap().unwrap(), Sum { total: 3 });
+        assert!(r.structured_as::<Vec<i64>>().unwrap().is_err());
+    }
 
     /// The hand-written path writes exactly the derived serializer's bytes, and stands aside for
     /// whatever it does not write.
