@@ -1,6 +1,6 @@
 //! The `notes` example over real stdio pipes: its tools list schemas derived from its types,
 //! and a note added with one tool is found by another, read as its resource and summarized by
-//! the typed prompt.
+//! the typed prompt; clearing them asks the user first, in a form made from a type.
 
 mod common;
 use common::Client;
@@ -9,7 +9,7 @@ use serde_json::json;
 #[test]
 fn notes_over_stdio() {
     let mut c = Client::spawn_program(env!("CARGO_BIN_EXE_notes"));
-    c.initialize("2025-11-25", json!({}));
+    c.initialize("2025-11-25", json!({"elicitation": {}}));
 
     let list = c.result("tools/list", json!({}));
     let tools = list["tools"].as_array().unwrap();
@@ -57,5 +57,33 @@ fn notes_over_stdio() {
     );
     let text = prompt["messages"][0]["content"]["text"].as_str().unwrap();
     assert!(text.contains("Buy milk"), "{text}");
+
+    // Clearing asks first; a form declined or answered "no" keeps the notes.
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"delete": false}}),
+        json!({"action": "accept", "content": {"delete": true}}),
+    ] {
+        let id = c.request("tools/call", json!({"name": "clear_notes"}));
+        let ask = c.server_request("elicitation/create");
+        assert_eq!(ask["params"]["message"], "Delete all 1 notes?");
+        assert_eq!(
+            ask["params"]["requestedSchema"],
+            json!({"type": "object", "required": ["delete"], "properties": {
+                "delete": {"type": "boolean",
+                           "description": "Delete them? This cannot be undone."}}})
+        );
+        let deletes = answer["content"]["delete"] == true;
+        c.reply(&ask["id"], answer);
+        let r = c.response(&id);
+        let said = if deletes {
+            "Deleted 1 notes"
+        } else {
+            "Kept every note"
+        };
+        assert_eq!(r["result"]["content"][0]["text"], said, "{r}");
+    }
+    let all = c.call_tool("list_notes", json!({}));
+    assert_eq!(all["structuredContent"], json!({"notes": []}));
     assert!(c.close().success());
 }

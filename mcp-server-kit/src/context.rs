@@ -35,6 +35,27 @@ use crate::error::{BadAnswer, Error};
 #[cfg(feature = "tasks")]
 use crate::results::IntoToolResult;
 
+/// What the user did with a form asked for by [`Context::elicit_form`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// They submitted it: the answer, decoded.
+    Accepted(T),
+    /// They turned it down.
+    Declined,
+    /// They dismissed it without choosing.
+    Cancelled,
+}
+
+impl<T> Elicited<T> {
+    /// The answer, if the form was submitted.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Elicited::Accepted(t) => Some(t),
+            Elicited::Declined | Elicited::Cancelled => None,
+        }
+    }
+}
+
 /// How a request's context reaches back to its session (implemented by the session).
 pub(crate) trait Link: Send + Sync {
     /// The handler of `call` is about to wait for the client (an answer, a cancellation): the
@@ -441,6 +462,81 @@ impl Context {
     /// As [`Context::elicit`].
     pub fn elicit_as(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, Error> {
         self.elicit_under(params, Some(key))
+    }
+
+    /// Asks the user to fill in a form made from `T` ([`elicitation_form`]) and reads the
+    /// answer as a `T`: a form the user submitted is [`Elicited::Accepted`], checked against
+    /// the form and decoded by serde; one they turned down or dismissed says so.
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use mcp_server_kit::schema::JsonSchema;
+    /// use mcp_server_kit::{Context, Elicited, Error, Tool};
+    ///
+    /// #[derive(serde::Deserialize, JsonSchema)]
+    /// struct Confirm {
+    ///     /// Deploy now?
+    ///     confirm: bool,
+    /// }
+    ///
+    /// let tool = Tool::typed("deploy", |_: mcp_server_kit::NoArgs, ctx: &Context| {
+    ///     match ctx.elicit_form::<Confirm>("Deploy to production?")? {
+    ///         Elicited::Accepted(Confirm { confirm: true }) => Ok("deployed"),
+    ///         _ => Ok("not deployed"),
+    ///     }
+    /// });
+    /// # let _ = tool; }
+    /// ```
+    ///
+    /// [`elicitation_form`]: crate::schema::elicitation_form
+    ///
+    /// # Errors
+    /// As [`Context::elicit`]; [`Error::Unsupported`] when `T` is not a flat form
+    /// (see [`elicitation_form`]), and [`Error::BadAnswer`] when the submitted content does not
+    /// decode as a `T`.
+    pub fn elicit_form<T>(&self, message: impl Into<String>) -> Result<Elicited<T>, Error>
+    where
+        T: DeserializeOwned + crate::schema::JsonSchema,
+    {
+        self.elicit_form_under(message.into(), None)
+    }
+
+    /// [`Context::elicit_form`] under the input key `key` (see [`Context::sample_as`]).
+    ///
+    /// # Errors
+    /// As [`Context::elicit_form`].
+    pub fn elicit_form_as<T>(
+        &self,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Result<Elicited<T>, Error>
+    where
+        T: DeserializeOwned + crate::schema::JsonSchema,
+    {
+        self.elicit_form_under(message.into(), Some(key))
+    }
+
+    fn elicit_form_under<T>(&self, message: String, key: Option<&str>) -> Result<Elicited<T>, Error>
+    where
+        T: DeserializeOwned + crate::schema::JsonSchema,
+    {
+        let form = crate::schema::elicitation_form::<T>()?;
+        let answer = self.elicit_under(ElicitRequestParams::form(message, form), key)?;
+        Ok(match answer.action {
+            ElicitAction::Accept => {
+                let content = Value::Object(answer.content.unwrap_or_default());
+                let typed = serde_json::from_value(content).map_err(|e| {
+                    let what = format!(
+                        "the form's answer is not a `{}`",
+                        std::any::type_name::<T>()
+                    );
+                    Error::BadAnswer(BadAnswer::decoding(what, e))
+                })?;
+                Elicited::Accepted(typed)
+            }
+            ElicitAction::Decline => Elicited::Declined,
+            ElicitAction::Cancel => Elicited::Cancelled,
+        })
     }
 
     fn elicit_under(

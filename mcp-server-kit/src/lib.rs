@@ -111,7 +111,7 @@ mod tool;
 pub mod uri_template;
 pub mod validate;
 
-pub use context::Context;
+pub use context::{Context, Elicited};
 pub use error::{BadAnswer, Error, StartError};
 pub use prompt::{Completer, IntoPromptResult, Prompt};
 pub use rate::{RateLimit, RateLimited, RateLimits, RateLimitsBuilder};

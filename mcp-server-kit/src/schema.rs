@@ -21,8 +21,10 @@
 
 use serde_json::{Map, Value, json};
 
+mod form;
 mod json_schema;
 
+pub use form::elicitation_form;
 #[doc(hidden)]
 pub use json_schema::__private;
 pub use json_schema::JsonSchema;

@@ -228,6 +228,66 @@ fn legacy_elicitation_is_a_blocking_round_trip() {
     assert_eq!(r["result"]["isError"], true);
 }
 
+#[cfg(feature = "derive")]
+#[test]
+fn a_typed_form_asks_for_the_types_fields_and_hands_back_a_value() {
+    use mcp_server_kit::Elicited;
+    use mcp_server_kit::schema::JsonSchema;
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Contact {
+        /// Your name.
+        name: String,
+        age: Option<u8>,
+    }
+    let tool = Tool::typed("who", |_: NoArgs, ctx: &Context| {
+        Ok::<_, Error>(match ctx.elicit_form::<Contact>("Who are you?")? {
+            Elicited::Accepted(c) => format!("{} {:?}", c.name, c.age),
+            Elicited::Declined => "declined".to_owned(),
+            Elicited::Cancelled => "cancelled".to_owned(),
+        })
+    });
+    let server = Server::builder("t", "1").tool(tool).build().unwrap();
+    let p = Peer::open(&server);
+    p.initialize("2025-11-25", json!({"elicitation": {}}));
+    let answers = [
+        (
+            json!({"action": "accept", "content": {"name": "ada", "age": 36}}),
+            "ada Some(36)",
+        ),
+        (
+            json!({"action": "accept", "content": {"name": "bob"}}),
+            "bob None",
+        ),
+        (json!({"action": "decline"}), "declined"),
+        (json!({"action": "cancel"}), "cancelled"),
+    ];
+    for (id, (answer, said)) in answers.into_iter().enumerate() {
+        p.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                      "params": {"name": "who"}}));
+        let ask = p.next();
+        assert_eq!(ask["method"], "elicitation/create");
+        assert_eq!(ask["params"]["message"], "Who are you?");
+        assert_eq!(
+            ask["params"]["requestedSchema"],
+            json!({"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "description": "Your name."},
+                "age": {"type": "integer", "minimum": 0, "maximum": 255}
+            }})
+        );
+        p.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": answer}));
+        let (r, _) = p.response(id as i64);
+        assert_eq!(r["result"]["content"][0]["text"], said, "{r}");
+    }
+    // An answer outside the form (an age over 255) never reaches the handler.
+    p.send(json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "who"}}));
+    let ask = p.next();
+    p.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+                  "result": {"action": "accept", "content": {"name": "ada", "age": 300}}}));
+    let (r, _) = p.response(9);
+    assert_eq!(r["result"]["isError"], true, "{r}");
+}
+
 /// An outbound that carries answers and notifications but no request of the server's, as a
 /// Streamable HTTP exchange whose client accepts only JSON.
 struct NoQuestions(Mutex<std::sync::mpsc::SyncSender<mcp_core::jsonrpc::Message>>);

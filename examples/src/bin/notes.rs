@@ -1,5 +1,5 @@
 //! A small notes server, the kind a user writes first: tools to add, list and search notes kept
-//! in memory, each note readable as a `notes://note/{id}` resource (plus `notes://all`, every
+//! in memory (and to clear them, once the user confirms in a form), each note readable as a `notes://note/{id}` resource (plus `notes://all`, every
 //! note at once), and a prompt that asks the model to summarize the notes on a topic.
 //!
 //! Every schema comes from a type (`#[derive(JsonSchema)]`) and every handler returns a plain
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mcp_server_kit::schema::JsonSchema;
 use mcp_server_kit::types::ToolAnnotations;
 use mcp_server_kit::{
-    Context, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Structured, Tool,
+    Context, Elicited, Error, NoArgs, Prompt, Resource, ResourceTemplate, Server, Structured, Tool,
 };
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +68,13 @@ struct Search {
     tag: Option<String>,
 }
 
+/// The form `clear_notes` shows the user before it deletes anything.
+#[derive(Deserialize, JsonSchema)]
+struct ConfirmClear {
+    /// Delete them? This cannot be undone.
+    delete: bool,
+}
+
 /// A list of notes, as `list_notes` and `search_notes` answer.
 #[derive(Serialize, JsonSchema)]
 struct Found {
@@ -92,7 +99,8 @@ fn as_markdown(note: &Note) -> String {
 }
 
 fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::Error>> {
-    let (add, list, search, all, one, prompt) = (
+    let (add, list, search, clear, all, one, prompt) = (
+        notes.clone(),
         notes.clone(),
         notes.clone(),
         notes.clone(),
@@ -142,6 +150,25 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
             })
             .description("Finds the notes that contain some words")
             .annotations(read_only),
+        )
+        .tool(
+            Tool::typed("clear_notes", move |_: NoArgs, ctx: &Context| {
+                let count = clear.book().notes.len();
+                // Asked before anything is deleted: over 2026-07-28 the handler runs again
+                // with the answer, so what comes before the question must be harmless.
+                let answer =
+                    ctx.elicit_form::<ConfirmClear>(format!("Delete all {count} notes?"))?;
+                if !matches!(answer, Elicited::Accepted(ConfirmClear { delete: true })) {
+                    return Ok::<_, Error>("Kept every note".to_owned());
+                }
+                let gone = std::mem::take(&mut clear.book().notes).len();
+                Ok(format!("Deleted {gone} notes"))
+            })
+            .description("Deletes every note, once the user confirms")
+            .annotations(ToolAnnotations {
+                destructive_hint: Some(true),
+                ..Default::default()
+            }),
         )
         .resource(
             Resource::new("notes://all", "all notes", move |_: &Context| {
