@@ -310,7 +310,7 @@ fn resources_prompts_and_completion_in_both_eras() {
         );
         let text = |v: &Value| v["content"]["text"].as_str().unwrap_or("").to_owned();
         let p = client
-            .get_prompt("test_simple_prompt", Vec::<(String, String)>::new())
+            .get_prompt("test_simple_prompt", mcp_client::NO_ARGUMENTS)
             .unwrap();
         let m = serde_json::to_value(&p.messages).unwrap();
         assert_eq!(text(&m[0]), "This is a simple prompt for testing.");
@@ -335,7 +335,7 @@ fn resources_prompts_and_completion_in_both_eras() {
         assert_eq!(m[0]["content"]["resource"]["uri"], "test://x");
         assert_eq!(text(&m[1]), "Please process the embedded resource above.");
         let p = client
-            .get_prompt("test_prompt_with_image", Vec::<(String, String)>::new())
+            .get_prompt("test_prompt_with_image", mcp_client::NO_ARGUMENTS)
             .unwrap();
         let m = serde_json::to_value(&p.messages).unwrap();
         assert_eq!(m[0]["content"]["data"], PNG);

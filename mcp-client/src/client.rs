@@ -36,6 +36,9 @@ pub const MAX_INPUT_ROUNDS: usize = 8;
 /// asking for 300,000 at once would hold the call, the user and the client's memory for as
 /// long as it liked. Enough for any honest form.
 pub const MAX_INPUT_REQUESTS: usize = 64;
+/// No prompt arguments, for [`Client::get_prompt`]: an empty `[]` leaves the pairs' types to
+/// guess, so `client.get_prompt("simple", NO_ARGUMENTS)` instead.
+pub const NO_ARGUMENTS: [(&str, &str); 0] = [];
 
 /// What one request ended with, before any task is followed.
 pub(crate) enum Reply {
@@ -427,7 +430,15 @@ impl Client {
         apps::view_from(uri, result.contents)
     }
 
-    /// Gets a prompt with these arguments (names to string values).
+    /// Gets a prompt with these arguments (names to string values): an array of pairs, a
+    /// `Vec`, a map, [`NO_ARGUMENTS`] for none.
+    ///
+    /// ```no_run
+    /// # fn f(client: &mcp_client::Client) -> Result<(), mcp_client::Error> {
+    /// let review = client.get_prompt("code_review", [("language", "rust")])?;
+    /// let simple = client.get_prompt("simple", mcp_client::NO_ARGUMENTS)?;
+    /// # let _ = (review, simple); Ok(()) }
+    /// ```
     ///
     /// # Errors
     /// See [`Error`].

@@ -80,7 +80,7 @@ mod transport;
 
 pub use builder::{ClientBuilder, Revision};
 pub use call::{CallOptions, CancelHandle, TaskCallback};
-pub use client::{Client, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use client::{Client, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS, NO_ARGUMENTS};
 pub use connection::{NotificationCallback, ProgressCallback};
 pub use era_cache::EraCache;
 pub use error::{Closed, Error, SharedError, Unexpected};
