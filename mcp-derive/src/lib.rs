@@ -1,6 +1,7 @@
 //! `#[derive(JsonSchema)]` for `mcp-server-kit`: a type's JSON Schema (2020-12), read from the
 //! same declaration serde reads, so a tool's published schema cannot drift from what its handler
-//! accepts.
+//! accepts. And `#[tool]`, which makes a plain function a tool, its parameters the members of
+//! a struct this derive describes (see [`macro@tool`]).
 //!
 //! Use it through the kit (`mcp_server_kit::schema::JsonSchema`, default feature `derive`); the
 //! generated code names `::mcp_server_kit`, so the kit must be a dependency under that name.
@@ -31,6 +32,33 @@ use syn::{
     Attribute, Data, DeriveInput, Expr, ExprLit, Fields, GenericParam, Lit, LitStr, Meta, Token,
     Type, parse_macro_input,
 };
+
+mod tool;
+
+/// Makes a plain function an MCP tool: the function stays as written, and `NAME_tool()` beside
+/// it builds the `mcp_server_kit::Tool` that calls it.
+///
+/// Its parameters are the tool's arguments (each type `Deserialize` and `JsonSchema`; an
+/// `Option` may be left out), except one of type `&Context`, which receives the handler's
+/// context. The doc comment is the tool's description, a parameter's doc comment (or
+/// `#[arg(description = "...")]`) its argument's. It returns anything a tool handler may
+/// (text, numbers, `Structured`, a full result), or a `Result` of one whose error converts
+/// into the kit's `Error`. `#[tool(name = "...", description = "...")]` overrides the name
+/// (the function's by default) and the description. Not supported: generics, `self`,
+/// patterns as parameters, `async`.
+///
+/// Use it through the kit (`mcp_server_kit::tool`, default feature `derive`); see the
+/// kit's documentation for an example.
+#[proc_macro_attribute]
+pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut settings = tool::ToolArgs::default();
+    let parser = settings.parser();
+    parse_macro_input!(args with parser);
+    match tool::expand(settings, item.into()) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
 
 /// Derives `mcp_server_kit::schema::JsonSchema` for a struct or an enum, following its serde
 /// attributes (see the crate documentation for the list).

@@ -122,5 +122,55 @@ pub use server::{Server, ServerBuilder};
 pub use tasks::{DEFAULT_TASK_STORE_BYTES, MemoryTaskStore, TaskRecord, TaskStore, TaskStoreError};
 pub use tool::{NoArgs, Tool};
 
+/// Makes a plain function a tool: `NAME_tool()` beside it builds the [`Tool`] (feature
+/// `derive`, on by default). The parameters are the arguments, with the schema
+/// [`JsonSchema`](schema::JsonSchema) derives; the doc comments describe the tool and its
+/// arguments; a `&Context` parameter gets the [`Context`].
+///
+/// ```
+/// use mcp_server_kit::{Context, Server, tool};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// fn add(
+///     /// The first.
+///     left: i32,
+///     /// The second; 1 when left out.
+///     right: Option<i32>,
+/// ) -> i64 {
+///     i64::from(left) + i64::from(right.unwrap_or(1))
+/// }
+///
+/// /// Waits a while, reporting progress.
+/// #[tool(name = "wait")]
+/// fn wait_for(seconds: u8, ctx: &Context) -> Result<String, mcp_server_kit::Error> {
+///     for s in 0..seconds {
+///         if ctx.is_cancelled() {
+///             return Err(mcp_server_kit::Error::Cancelled);
+///         }
+///         ctx.progress(f64::from(s), Some(f64::from(seconds)), None);
+///     }
+///     Ok("done".to_owned())
+/// }
+///
+/// assert_eq!(add(2, None), 3); // still a plain function
+/// let tool = add_tool();
+/// let def = tool.definition();
+/// assert_eq!(def.description.as_deref(), Some("Adds two integers."));
+/// assert_eq!(def.input_schema["required"], serde_json::json!(["left"]));
+/// assert_eq!(def.input_schema["properties"]["left"]["description"], "The first.");
+/// let server = Server::builder("calc", "1").tool(tool).tool(wait_for_tool()).build()?;
+/// # let _ = server;
+/// # Ok::<(), mcp_server_kit::Error>(())
+/// ```
+#[cfg(feature = "derive")]
+pub use mcp_derive::tool;
+
+/// What the code `#[tool]` writes names; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
+
 /// The protocol types handlers use, re-exported for convenience.
 pub use mcp_core::types;

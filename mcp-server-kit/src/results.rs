@@ -116,6 +116,32 @@ impl IntoToolResult for Value {
     }
 }
 
+/// Numbers, booleans and characters read as their text, as a function returning one means.
+macro_rules! text_of_display {
+    ($($t:ty),*) => {$(
+        impl IntoToolResult for $t {
+            fn into_tool_result(self) -> CallToolResult {
+                CallToolResult::text(self.to_string())
+            }
+
+            fn into_text(self) -> Result<String, Self> {
+                Ok(self.to_string())
+            }
+        }
+    )*};
+}
+
+text_of_display!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, char
+);
+
+/// Nothing to say: a result with no content (the call succeeded).
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> CallToolResult {
+        CallToolResult::new(Vec::new())
+    }
+}
+
 impl IntoToolResult for ContentBlock {
     fn into_tool_result(self) -> CallToolResult {
         CallToolResult::new(vec![self])
