@@ -1,7 +1,6 @@
 use mcp_server_kit::schema::JsonSchema;
 use mcp_server_kit::{Context, NoArgs, Prompt, Resource, Server, Structured, Tool};
-static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
+type Book = std::sync::Mutex<Vec<String>>; // the server's state, read with ctx.state
 #[derive(serde::Deserialize, JsonSchema)]
 struct Note {
     /// The note's text
@@ -14,16 +13,17 @@ struct Notes {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder("notes", "1.0.0")
-        .tool(Tool::typed("add_note", |note: Note, _: &Context| {
-            NOTES.lock().unwrap().push(note.text);
+        .state(Book::default())
+        .tool(Tool::typed("add_note", |note: Note, ctx: &Context| {
+            ctx.state::<Book>()?.lock().unwrap().push(note.text);
             Ok("noted")
         }))
-        .tool(Tool::typed("list_notes", |_: NoArgs, _: &Context| {
-            let notes = NOTES.lock().unwrap().clone();
+        .tool(Tool::typed("list_notes", |_: NoArgs, ctx: &Context| {
+            let notes = ctx.state::<Book>()?.lock().unwrap().clone();
             Ok(Structured(Notes { notes }))
         }))
-        .resource(Resource::new("notes://all", "notes", |_: &Context| {
-            Ok(NOTES.lock().unwrap().join("\n"))
+        .resource(Resource::new("notes://all", "notes", |ctx: &Context| {
+            Ok(ctx.state::<Book>()?.lock().unwrap().join("\n"))
         }))
         .prompt(Prompt::new("summarize", |_, _| Ok("Summarize notes://all")));
     Ok(mcp_stdio::serve(server.build()?)?)

@@ -76,6 +76,10 @@ pub(crate) trait Link: Send + Sync {
     }
     /// Ends the connection carrying this request's stream, keeping the stream resumable.
     fn close_stream(&self, call: &Call) -> bool;
+    /// The application's values (`ServerBuilder::state`).
+    fn states(&self) -> Option<&crate::shared::States> {
+        None
+    }
     /// Legacy era: send a request to the client and wait for its answer.
     fn request(
         &self,
@@ -247,6 +251,46 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
+    /// The application's value of type `T`, given to the server with
+    /// [`ServerBuilder::state`](crate::ServerBuilder::state): how handlers, `#[tool]`
+    /// functions among them, share a database handle, a cache or settings without statics
+    /// or a clone captured in every closure.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use mcp_server_kit::{Context, Error, NoArgs, Server, Tool};
+    ///
+    /// #[derive(Default)]
+    /// struct Counter(Mutex<u64>);
+    ///
+    /// let server = Server::builder("counter", "1")
+    ///     .state(Counter::default())
+    ///     .tool(Tool::new("bump", |_: NoArgs, ctx: &Context| {
+    ///         let mut n = ctx.state::<Counter>()?.0.lock().unwrap_or_else(|p| p.into_inner());
+    ///         *n += 1;
+    ///         Ok::<_, Error>(n.to_string())
+    ///     }))
+    ///     .build()?;
+    /// # let _ = server;
+    /// # Ok::<(), Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] naming `T` when the server was given no value of that type
+    /// (a tool error the model sees, as any handler error).
+    pub fn state<T: std::any::Any + Send + Sync>(&self) -> Result<&T, Error> {
+        self.call
+            .link
+            .states()
+            .and_then(|s| s.get::<T>())
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "the server holds no `{}` (ServerBuilder::state)",
+                    std::any::type_name::<T>()
+                ))
+            })
+    }
+
     /// The id of the request being handled.
     pub fn request_id(&self) -> &RequestId {
         &self.call.id

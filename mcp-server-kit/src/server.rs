@@ -106,6 +106,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Keeps `value` for the handlers, which read it with
+    /// [`Context::state`](crate::Context::state): one value per type (a later one of the same
+    /// type replaces it), shared by every session and every handler thread, hence `Send +
+    /// Sync` (put what changes behind a `Mutex` or an atomic).
+    pub fn state<T: std::any::Any + Send + Sync>(mut self, value: T) -> Self {
+        self.config.states.put(value);
+        self
+    }
+
     /// Sets the display title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());

@@ -1060,6 +1060,10 @@ impl Link for KitSession {
             .is_some_and(|out| out.close_stream(&call.id))
     }
 
+    fn states(&self) -> Option<&crate::shared::States> {
+        Some(&self.shared.config.states)
+    }
+
     fn request(
         &self,
         call: &Arc<Call>,

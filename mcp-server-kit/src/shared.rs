@@ -2,6 +2,7 @@
 //! executor that runs handlers, the cursor codec. It sits below the server handle, the
 //! sessions and dispatch, which all read it; it knows none of them.
 
+use std::any::{Any, TypeId};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
@@ -33,6 +34,35 @@ pub(crate) struct Config {
     pub(crate) request_state_ttl: Duration,
     /// Server pings (`ServerBuilder::ping_every`), off by default.
     pub(crate) ping: Option<crate::ping::PingConfig>,
+    /// The application's values handlers read (`ServerBuilder::state`, `Context::state`).
+    pub(crate) states: States,
+}
+
+/// Values of the application's own types, one per type, that every handler may read.
+#[derive(Clone, Default)]
+pub(crate) struct States(Vec<(TypeId, Arc<dyn Any + Send + Sync>)>);
+
+impl States {
+    /// Keeps `value`, in place of any earlier value of its type.
+    pub(crate) fn put<T: Any + Send + Sync>(&mut self, value: T) {
+        let id = TypeId::of::<T>();
+        self.0.retain(|(t, _)| *t != id);
+        self.0.push((id, Arc::new(value)));
+    }
+
+    /// The value of type `T`, if one was given. A list: a server keeps a handful.
+    pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        let id = TypeId::of::<T>();
+        (self.0.iter())
+            .find(|(t, _)| *t == id)
+            .and_then(|(_, v)| v.downcast_ref::<T>())
+    }
+}
+
+impl std::fmt::Debug for States {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "States({} values)", self.0.len())
+    }
 }
 
 impl Default for Config {
@@ -51,6 +81,7 @@ impl Default for Config {
             cache_scope: "private",
             request_state_ttl: Duration::from_secs(600),
             ping: None,
+            states: States::default(),
         }
     }
 }
@@ -123,5 +154,21 @@ impl Shared {
     /// The registry, for a change made by the [`Server`](crate::Server) handle.
     pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
         self.registry.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_state_per_type_the_later_wins() {
+        let mut s = States::default();
+        s.put(7u8);
+        s.put(String::from("x"));
+        s.put(8u8);
+        assert_eq!(s.get::<u8>(), Some(&8));
+        assert_eq!(s.get::<String>().map(String::as_str), Some("x"));
+        assert_eq!(s.get::<u16>(), None);
     }
 }

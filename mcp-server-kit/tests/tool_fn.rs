@@ -136,6 +136,40 @@ fn plain_functions_answer_calls() {
     assert!(r.get("isError").is_none_or(|e| e == false), "{r}");
 }
 
+/// What `bump` counts, kept by the server.
+#[derive(Default)]
+struct Counter(std::sync::atomic::AtomicU64);
+
+/// Counts its calls, in the server's state.
+#[tool]
+fn bump(ctx: &Context) -> Result<u64, Error> {
+    let counter = ctx.state::<Counter>()?;
+    Ok(counter.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1)
+}
+
+#[test]
+fn handlers_share_the_servers_state_and_a_missing_one_is_a_tool_error() {
+    let with = Server::builder("t", "1")
+        .state(Counter::default())
+        .tool(bump_tool())
+        .build()
+        .unwrap();
+    // Two sessions, one state.
+    for (id, want) in [(1, "1"), (2, "2")] {
+        let p = Peer::open(&with);
+        p.initialize("2025-11-25", json!({}));
+        let r = p.request(id, "tools/call", json!({"name": "bump"}));
+        assert_eq!(r["result"]["content"][0]["text"], want, "{r}");
+    }
+    let without = Server::builder("t", "1").tool(bump_tool()).build().unwrap();
+    let p = Peer::open(&without);
+    p.initialize("2025-11-25", json!({}));
+    let r = p.request(1, "tools/call", json!({"name": "bump"}));
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Counter"), "{text}");
+}
+
 #[test]
 fn the_function_stays_callable() {
     assert_eq!(add(40, Some(2)), 42);

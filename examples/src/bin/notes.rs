@@ -8,7 +8,7 @@
 //!
 //! Run it under an MCP client as a stdio server (`target/release/notes`), or with
 //! `--http 127.0.0.1:8080` for Streamable HTTP on `/mcp`.
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use mcp_server_kit::schema::JsonSchema;
 use mcp_server_kit::types::ToolAnnotations;
@@ -35,9 +35,10 @@ struct Book {
     next_id: u32,
 }
 
-/// The book, shared by the handlers (which may run on several threads at once).
-#[derive(Clone, Default)]
-struct Notes(Arc<Mutex<Book>>);
+/// The book, the server's state (`ServerBuilder::state`): every handler reads it, on
+/// whichever thread it runs, hence the lock.
+#[derive(Default)]
+struct Notes(Mutex<Book>);
 
 impl Notes {
     /// The book, even if a handler panicked while holding it: a note is pushed whole or not
@@ -98,16 +99,7 @@ fn as_markdown(note: &Note) -> String {
     }
 }
 
-fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::Error>> {
-    let (add, list, search, clear, all, one, prompt) = (
-        notes.clone(),
-        notes.clone(),
-        notes.clone(),
-        notes.clone(),
-        notes.clone(),
-        notes.clone(),
-        notes.clone(),
-    );
+fn server(notes: Notes, args: &[String]) -> Result<Server, Box<dyn std::error::Error>> {
     let read_only = ToolAnnotations {
         read_only_hint: Some(true),
         ..Default::default()
@@ -115,9 +107,11 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
     let builder = Server::builder("notes", env!("CARGO_PKG_VERSION"));
     let builder = mcp_examples::configure(builder, args)?
         .instructions("Keeps notes: add_note keeps one, search_notes finds them.")
+        // Every handler reads the book with `ctx.state::<Notes>()`.
+        .state(notes)
         .tool(
-            Tool::typed("add_note", move |a: AddNote, _: &Context| {
-                let mut book = add.book();
+            Tool::typed("add_note", |a: AddNote, ctx: &Context| {
+                let mut book = ctx.state::<Notes>()?.book();
                 book.next_id += 1;
                 let id = book.next_id;
                 book.notes.push(Note {
@@ -130,18 +124,17 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
             .description("Keeps a note"),
         )
         .tool(
-            Tool::typed("list_notes", move |_: NoArgs, _: &Context| {
-                Ok::<_, Error>(Structured(Found {
-                    notes: list.book().notes.clone(),
-                }))
+            Tool::typed("list_notes", |_: NoArgs, ctx: &Context| {
+                let notes = ctx.state::<Notes>()?.book().notes.clone();
+                Ok::<_, Error>(Structured(Found { notes }))
             })
             .description("Lists every note")
             .annotations(read_only.clone()),
         )
         .tool(
-            Tool::typed("search_notes", move |a: Search, _: &Context| {
+            Tool::typed("search_notes", |a: Search, ctx: &Context| {
                 let query = a.query.to_lowercase();
-                let notes = (search.book().notes.iter())
+                let notes = (ctx.state::<Notes>()?.book().notes.iter())
                     .filter(|n| n.text.to_lowercase().contains(&query))
                     .filter(|n| a.tag.as_ref().is_none_or(|t| n.tags.contains(t)))
                     .cloned()
@@ -152,8 +145,9 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
             .annotations(read_only),
         )
         .tool(
-            Tool::typed("clear_notes", move |_: NoArgs, ctx: &Context| {
-                let count = clear.book().notes.len();
+            Tool::typed("clear_notes", |_: NoArgs, ctx: &Context| {
+                let notes = ctx.state::<Notes>()?;
+                let count = notes.book().notes.len();
                 // Asked before anything is deleted: over 2026-07-28 the handler runs again
                 // with the answer, so what comes before the question must be harmless.
                 let answer =
@@ -161,7 +155,7 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
                 if !matches!(answer, Elicited::Accepted(ConfirmClear { delete: true })) {
                     return Ok::<_, Error>("Kept every note".to_owned());
                 }
-                let gone = std::mem::take(&mut clear.book().notes).len();
+                let gone = std::mem::take(&mut notes.book().notes).len();
                 Ok(format!("Deleted {gone} notes"))
             })
             .description("Deletes every note, once the user confirms")
@@ -171,8 +165,8 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
             }),
         )
         .resource(
-            Resource::new("notes://all", "all notes", move |_: &Context| {
-                let book = all.book();
+            Resource::new("notes://all", "all notes", |ctx: &Context| {
+                let book = ctx.state::<Notes>()?.book();
                 let texts: Vec<String> = book.notes.iter().map(as_markdown).collect();
                 Ok::<_, Error>(texts.join("\n\n---\n\n"))
             })
@@ -180,24 +174,20 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
             .mime_type("text/markdown"),
         )
         .resource_template(
-            ResourceTemplate::new(
-                "notes://note/{id}",
-                "note",
-                move |uri, vars, _: &Context| {
-                    let book = one.book();
-                    let id = vars.get("id").and_then(|id| id.parse::<u32>().ok());
-                    match book.notes.iter().find(|n| Some(n.id) == id) {
-                        Some(note) => Ok(as_markdown(note)),
-                        None => Err(Error::ResourceNotFound(uri.to_owned())),
-                    }
-                },
-            )?
+            ResourceTemplate::new("notes://note/{id}", "note", |uri, vars, ctx: &Context| {
+                let book = ctx.state::<Notes>()?.book();
+                let id = vars.get("id").and_then(|id| id.parse::<u32>().ok());
+                match book.notes.iter().find(|n| Some(n.id) == id) {
+                    Some(note) => Ok(as_markdown(note)),
+                    None => Err(Error::ResourceNotFound(uri.to_owned())),
+                }
+            })?
             .description("One note")
             .mime_type("text/markdown"),
         )
         .prompt(
-            Prompt::typed("summarize", move |a: Summarize, _: &Context| {
-                let book = prompt.book();
+            Prompt::typed("summarize", |a: Summarize, ctx: &Context| {
+                let book = ctx.state::<Notes>()?.book();
                 let picked: Vec<String> = (book.notes.iter())
                     .filter(|n| a.tag.as_ref().is_none_or(|t| n.tags.contains(t)))
                     .map(as_markdown)
@@ -215,7 +205,7 @@ fn server(notes: &Notes, args: &[String]) -> Result<Server, Box<dyn std::error::
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let server = server(&Notes::default(), &args)?;
+    let server = server(Notes::default(), &args)?;
     mcp_examples::serve(server, args.into_iter())?;
     Ok(())
 }
