@@ -203,6 +203,12 @@ pub(crate) fn expand(args: ToolArgs, item: Tokens) -> syn::Result<Tokens> {
             call.push(quote!(#ctx));
             continue;
         }
+        if let Type::Reference(r) = ty {
+            return Err(syn::Error::new(
+                r.and_token.span,
+                "a #[tool] argument owns its value, read from the call's JSON (`String`, not `&str`); only `&Context` is borrowed",
+            ));
+        }
         let doc = arg_description(attrs)?.map(|d| quote!(#[doc = #d]));
         fields.push(quote!(#doc #pname: #ty));
         members.push(pname.clone());

@@ -219,6 +219,36 @@ impl From<ErrorObject> for Error {
 
 /// `?` on a file or socket operation in a handler: the failure becomes the message (for a tool,
 /// an `isError` result the model can read).
+/// Any error, boxed (a `#[tool]` function's `Result<T, Box<dyn Error + ...>>`): its text,
+/// with its sources', as [`Error::Message`].
+impl From<Box<dyn std::error::Error + Send + Sync>> for Error {
+    fn from(e: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        Error::Message(chain(&*e))
+    }
+}
+
+/// As the `Send + Sync` box above.
+impl From<Box<dyn std::error::Error>> for Error {
+    fn from(e: Box<dyn std::error::Error>) -> Self {
+        Error::Message(chain(&*e))
+    }
+}
+
+/// An error's text followed by each source's that it does not already contain.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        next = s.source();
+    }
+    text
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Error {
         Error::Message(e.to_string())

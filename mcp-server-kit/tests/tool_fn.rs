@@ -50,12 +50,19 @@ fn whoami(ctx: &Context, question: String) -> Structured<Who> {
 #[tool]
 fn nothing() {}
 
+/// Parses a number; any error type boxed passes through `?`.
+#[tool]
+fn parse(text: String) -> Result<i64, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(text.trim().parse::<i64>()?)
+}
+
 fn server() -> Server {
     Server::builder("t", "1")
         .tool(add_tool())
         .tool(div_tool())
         .tool(whoami_tool())
         .tool(nothing_tool())
+        .tool(parse_tool())
         .build()
         .unwrap()
 }
@@ -131,6 +138,11 @@ fn plain_functions_answer_calls() {
         r["structuredContent"],
         json!({"client": "probe", "asked": "who?"})
     );
+    let r = call(8, "parse", json!({"text": " 12 "}));
+    assert_eq!(r["content"][0]["text"], "12");
+    let r = call(9, "parse", json!({"text": "twelve"}));
+    assert_eq!(r["isError"], true);
+    assert_eq!(r["content"][0]["text"], "invalid digit found in string");
     let r = call(7, "nothing", json!({}));
     assert_eq!(r["content"], json!([]));
     assert!(r.get("isError").is_none_or(|e| e == false), "{r}");
