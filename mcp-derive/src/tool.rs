@@ -165,20 +165,13 @@ fn arg_description(attrs: &[Attribute]) -> syn::Result<Option<String>> {
 
 pub(crate) fn expand(args: ToolArgs, item: Tokens) -> syn::Result<Tokens> {
     let f: ToolFn = syn::parse2(item)?;
-    let ToolFn {
-        attrs,
-        vis,
-        name,
-        params,
-        ret,
-        body,
-    } = f;
+    let (attrs, vis, name, body) = (&f.attrs, &f.vis, &f.name, &f.body);
     let tool_name = args
         .name
         .unwrap_or_else(|| LitStr::new(&name.to_string(), name.span()));
     let description = match args.description {
         Some(d) => Some(d.value()),
-        None => doc_of(&attrs),
+        None => doc_of(attrs),
     };
     let describe = description.map(|d| quote!(.description(#d)));
 
@@ -187,7 +180,7 @@ pub(crate) fn expand(args: ToolArgs, item: Tokens) -> syn::Result<Tokens> {
     let mut members = Vec::new();
     let mut call = Vec::new();
     let ctx = Ident::new("__mcp_context", Span::mixed_site());
-    for p in &params {
+    for p in &f.params {
         let Param {
             attrs,
             mutability,
@@ -214,9 +207,9 @@ pub(crate) fn expand(args: ToolArgs, item: Tokens) -> syn::Result<Tokens> {
         members.push(pname.clone());
         call.push(quote!(#pname));
     }
-    let ret_tokens = ret.as_ref().map(|t| quote!(-> #t));
+    let ret_tokens = f.ret.as_ref().map(|t| quote!(-> #t));
     let invoke = quote!(#name(#(#call),*));
-    let answer = match &ret {
+    let answer = match &f.ret {
         Some(t) if is_result(t) => quote! {
             match #invoke {
                 ::core::result::Result::Ok(v) => ::core::result::Result::Ok(v),
