@@ -42,6 +42,9 @@ const USAGE: &str = "usage: tour FIXTURES.json LABEL [--auto|--legacy|--modern|-
 const LATE_TOOLS_WITHIN: Duration = Duration::from_secs(8);
 /// How long a resource update may take to arrive.
 const UPDATE_WITHIN: Duration = Duration::from_secs(5);
+/// How long a tool's log messages may trail its result: over Streamable HTTP a server may send
+/// them on the GET stream (rmcp does), which races the POST stream that carries the result.
+const LOGS_WITHIN: Duration = Duration::from_secs(2);
 
 /// What the server asked of the client's handlers, and the notifications it sent.
 #[derive(Default)]
@@ -119,9 +122,23 @@ struct Tour {
     tools_changed: Option<Receiver<()>>,
     /// The URIs of legacy `notifications/resources/updated`.
     updated: Option<Receiver<String>>,
+    /// A signal per `notifications/message` (the messages themselves are in `rec`).
+    logged: Option<Receiver<()>>,
 }
 
 impl Tour {
+    /// Waits (at most LOGS_WITHIN) until `count` log messages have arrived in all.
+    fn wait_for_logs(&mut self, count: usize) {
+        let deadline = Instant::now() + LOGS_WITHIN;
+        while lock(&self.rec).logs.len() < count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.logged.as_ref().map(|rx| rx.recv_timeout(left)) {
+                Some(Ok(())) => {}
+                _ => return,
+            }
+        }
+    }
+
     fn ok(&mut self, name: &str, note: Option<String>) {
         self.steps += 1;
         match note {
@@ -412,6 +429,9 @@ impl Tour {
             return;
         };
         let res = to_json(&res);
+        if let Some(want) = f.get("logs").and_then(Value::as_array).map(Vec::len) {
+            self.wait_for_logs(before.2 + want);
+        }
         if let Some(pattern) = f.get("result") {
             self.check(&what, &res, pattern);
         } else if let Some(content) = res["content"].as_array() {
@@ -923,6 +943,7 @@ fn main() -> ExitCode {
     let rec: Shared = Arc::default();
     let (changed_tx, changed_rx) = sync_channel(1);
     let (updated_tx, updated_rx) = sync_channel(64);
+    let (logged_tx, logged_rx) = sync_channel(64);
     let builder = builder(&fx, &rec, args.revision).on_notification({
         let rec = rec.clone();
         move |n| match n.method.as_str() {
@@ -946,6 +967,7 @@ fn main() -> ExitCode {
                     .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
                     .unwrap_or(Value::Null);
                 lock(&rec).logs.push(params);
+                let _ = logged_tx.try_send(());
             }
             _ => {}
         }
@@ -967,6 +989,7 @@ fn main() -> ExitCode {
         failures: 0,
         tools_changed: Some(changed_rx),
         updated: Some(updated_rx),
+        logged: Some(logged_rx),
     };
     match connected {
         Ok(client) => {
