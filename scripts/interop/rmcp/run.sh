@@ -4,7 +4,8 @@
 # (cargo build --release -p mcp-examples). Runs:
 #   rmcp client -> everything, stdio and Streamable HTTP, modes legacy, modern, auto (6 tours)
 #   our tour    -> rmcp server, stdio and Streamable HTTP, --legacy and --auto (4 tours), and
-#                  --auto against rmcp's stateless HTTP mode, plain and with JSON answers (2 tours)
+#                  2026-07-28 against rmcp's stateless HTTP mode: plain, with JSON answers, and
+#                  requiring the per-request protocol signals (3 tours)
 # Ends with "rmcp interop: N passed, M failed"; exits 1 if a tour failed.
 set -uo pipefail
 
@@ -72,7 +73,8 @@ done
 run "tour-rmcp-stdio-legacy" "$TOUR" "$FIXTURES" rmcp-stdio-legacy --legacy --expect 2025-11-25 -- "$PROBE" server
 run "tour-rmcp-stdio-auto" "$TOUR" "$FIXTURES" rmcp-stdio-auto --auto --expect 2026-07-28 -- "$PROBE" server
 for variant in "legacy:--legacy --expect 2025-11-25:" "auto:--auto --expect 2026-07-28:" \
-  "auto-stateless:--auto --expect 2026-07-28:--stateless" "auto-stateless-json:--auto --expect 2026-07-28:--stateless --json"; do
+  "auto-stateless:--auto --expect 2026-07-28:--stateless" "auto-stateless-json:--auto --expect 2026-07-28:--stateless --json" \
+  "modern-stateless-strict:--modern --expect 2026-07-28:--stateless --strict"; do
   IFS=: read -r name tour_args srv_args <<<"$variant"
   # shellcheck disable=SC2086 # the flags are words
   if start "rmcp-$name" "$PROBE" server --http $srv_args; then

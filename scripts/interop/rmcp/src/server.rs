@@ -436,11 +436,8 @@ impl ServerHandler for Demo {
 
 pub async fn run(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "--http") {
-        return http(
-            args.iter().any(|a| a == "--stateless"),
-            args.iter().any(|a| a == "--json"),
-        )
-        .await;
+        let flag = |f: &str| args.iter().any(|a| a == f);
+        return http(flag("--stateless"), flag("--json"), flag("--strict")).await;
     }
     let service = match Demo::default().serve(rmcp::transport::stdio()).await {
         Ok(s) => s,
@@ -454,8 +451,11 @@ pub async fn run(args: &[String]) -> ExitCode {
 }
 
 /// `stateless`: no legacy sessions (every request on its own); `json`: plain JSON answers where
-/// nothing is sent before the result (rmcp's `json_response`, stateless mode only).
-async fn http(stateless: bool, json: bool) -> ExitCode {
+/// nothing is sent before the result (rmcp's `json_response`, stateless mode only); `strict`:
+/// every stateless request must carry the `MCP-Protocol-Version` header and, but for
+/// `server/discover`, the protocol version in `_meta` (rmcp's
+/// `stateless_protocol_metadata_required`).
+async fn http(stateless: bool, json: bool, strict: bool) -> ExitCode {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -466,7 +466,8 @@ async fn http(stateless: bool, json: bool) -> ExitCode {
         Default::default(),
         StreamableHttpServerConfig::default()
             .with_legacy_session_mode(!stateless)
-            .with_json_response(json),
+            .with_json_response(json)
+            .with_stateless_protocol_metadata_required(strict),
     );
     let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
         Ok(l) => l,
