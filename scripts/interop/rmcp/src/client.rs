@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    ArgumentInfo, CallToolRequest, CallToolRequestParams, ClientRequest, CompleteRequestParams,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    GetPromptRequestParams, ListRootsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, PingRequest, ProgressNotificationParam, ProtocolVersion,
-    ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, ServerNotification,
-    ServerResult, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    ArgumentInfo, CallToolRequest, CallToolRequestParams, CancelTaskRequest, ClientRequest,
+    CompleteRequestParams, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, GetPromptRequestParams, GetTaskRequest, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, PingRequest,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, Reference,
+    ResourceUpdatedNotificationParam, ServerNotification, ServerResult, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -179,6 +179,8 @@ impl ClientHandler for Probe {
 }
 
 type Client = RunningService<RoleClient, Probe>;
+/// Checks a tool's result (as JSON).
+type Check = fn(&Value) -> Result<(), String>;
 
 struct Tally {
     ok: usize,
@@ -242,6 +244,50 @@ async fn ping(c: &Client, modern: bool) -> Result<String, String> {
             Ok("-32601 (removed in 2026-07-28)".into())
         }
         other => Err(format!("{other:?}")),
+    }
+}
+
+fn task_options() -> PeerRequestOptions {
+    PeerRequestOptions::no_options().with_meta(from_json(json!({
+        "io.modelcontextprotocol/clientCapabilities": {
+            "sampling": {},
+            "elicitation": {"form": {}, "url": {}},
+            "roots": {"listChanged": true},
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }
+    })))
+}
+
+async fn start_task(c: &Client, seconds: f64) -> Result<String, String> {
+    let req = ClientRequest::CallToolRequest(CallToolRequest::new(params(
+        "slow_compute",
+        json!({"seconds": seconds, "label": "task"}),
+    )));
+    let r = c
+        .send_request_with_option(req, task_options())
+        .await
+        .map_err(|e| format!("{e:?}"))?
+        .await_response()
+        .await
+        .map_err(|e| format!("tools/call: {e:?}"))?;
+    match r {
+        ServerResult::CreateTaskResult(t) => Ok(t.task.task_id),
+        other => Err(format!("not a task: {other:?}")),
+    }
+}
+
+async fn get_task(c: &Client, id: &str) -> Result<Value, String> {
+    let g = ClientRequest::GetTaskRequest(GetTaskRequest::new(from_json(json!({"taskId": id}))));
+    let r = c
+        .send_request_with_option(g, task_options())
+        .await
+        .map_err(|e| format!("{e:?}"))?
+        .await_response()
+        .await
+        .map_err(|e| format!("tasks/get: {e:?}"))?;
+    match r {
+        ServerResult::GetTaskResult(g) => serde_json::to_value(&g).map_err(err),
+        other => Err(format!("tasks/get answered {other:?}")),
     }
 }
 
@@ -434,7 +480,7 @@ pub async fn run(args: &[String]) -> ExitCode {
     }
 
     // the tools
-    let simple: &[(&str, Value, fn(&Value) -> Result<(), String>)] = &[
+    let simple: &[(&str, Value, Check)] = &[
         ("test_simple_text", json!({}), |r| {
             expect(
                 text_of(r, 0) == "This is a simple text response for testing.",
@@ -721,6 +767,57 @@ pub async fn run(args: &[String]) -> ExitCode {
             let r = call(&client, "greet", json!({"name": "after cancel"})).await?;
             expect(text_of(&r, 0) == "Hello, after cancel!", || r.to_string())?;
             Ok("connection goes on".into())
+        })
+        .await;
+    }
+
+    // 2026-07-28 tasks extension (SEP-2663): declared for these requests only, through the
+    // per-request client capabilities; slow_compute runs as a task when the client can follow
+    if modern && tool_names.iter().any(|n| n == "slow_compute") {
+        t.step(
+            "tasks: slow_compute (0.3 s) as a task, tasks/get until completed",
+            async {
+                let id = start_task(&client, 0.3).await?;
+                for _ in 0..100 {
+                    let v = get_task(&client, &id).await?;
+                    match v["status"].as_str() {
+                        Some("completed") => {
+                            let text = text_of(&v["result"], 0);
+                            expect(text == "computed task after 0.3s", || v.to_string())?;
+                            return Ok(format!("{id}: {text}"));
+                        }
+                        Some("working") => {
+                            let ms = v["pollIntervalMs"].as_u64().unwrap_or(100).min(500);
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                        }
+                        _ => return Err(v.to_string()),
+                    }
+                }
+                Err("still working after 100 polls".into())
+            },
+        )
+        .await;
+        t.step("tasks: tasks/cancel of a 30 s slow_compute task", async {
+            let id = start_task(&client, 30.0).await?;
+            let c = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(from_json(
+                json!({"taskId": id}),
+            )));
+            client
+                .send_request_with_option(c, task_options())
+                .await
+                .map_err(|e| format!("{e:?}"))?
+                .await_response()
+                .await
+                .map_err(|e| format!("tasks/cancel: {e:?}"))?;
+            for _ in 0..50 {
+                let v = get_task(&client, &id).await?;
+                match v["status"].as_str() {
+                    Some("cancelled") => return Ok(format!("{id} cancelled")),
+                    Some("working") => tokio::time::sleep(Duration::from_millis(50)).await,
+                    _ => return Err(v.to_string()),
+                }
+            }
+            Err("not cancelled after 50 polls".into())
         })
         .await;
     }
