@@ -2,7 +2,8 @@
 # Interop with the official Rust SDK, rmcp 3.11.0 (see README.md here). Builds the probe
 # (scripts/interop/rmcp/target) if missing; needs target/release/{everything,tour}
 # (cargo build --release -p mcp-examples). Runs:
-#   rmcp client -> everything, stdio and Streamable HTTP, modes legacy, modern, auto (6 tours)
+#   rmcp client -> everything, stdio and Streamable HTTP, modes legacy, modern, auto, and legacy
+#                  asking for 2025-06-18, 2025-03-26 and 2024-11-05 (12 tours)
 #   our tour    -> rmcp server, stdio and Streamable HTTP, --legacy and --auto (4 tours), and
 #                  2026-07-28 against rmcp's stateless HTTP mode: plain, with JSON answers, and
 #                  requiring the per-request protocol signals (3 tours)
@@ -60,12 +61,17 @@ run() {
   fi
 }
 
-for mode in legacy modern auto; do
-  run "rmcp-client-stdio-$mode" "$PROBE" client --mode "$mode" -- env EVERYTHING_CLOCK=manual "$EVERYTHING"
-  if start "everything-$mode" env EVERYTHING_CLOCK=manual "$EVERYTHING" --http 127.0.0.1:0; then
-    run "rmcp-client-http-$mode" "$PROBE" client --mode "$mode" --http "http://$addr/mcp"
+# MODE[:REVISION]: the revision `initialize` asks for (legacy mode only)
+for variant in legacy modern auto legacy:2025-06-18 legacy:2025-03-26 legacy:2024-11-05; do
+  mode="${variant%%:*}"
+  extra=()
+  name="$mode"
+  case "$variant" in *:*) extra=(--version "${variant#*:}"); name="${variant#*:}" ;; esac
+  run "rmcp-client-stdio-$name" "$PROBE" client --mode "$mode" "${extra[@]}" -- env EVERYTHING_CLOCK=manual "$EVERYTHING"
+  if start "everything-$name" env EVERYTHING_CLOCK=manual "$EVERYTHING" --http 127.0.0.1:0; then
+    run "rmcp-client-http-$name" "$PROBE" client --mode "$mode" "${extra[@]}" --http "http://$addr/mcp"
   else
-    failed=$((failed + 1)); summary+=("FAIL rmcp-client-http-$mode: server did not start")
+    failed=$((failed + 1)); summary+=("FAIL rmcp-client-http-$name: server did not start")
   fi
   stop
 done

@@ -39,6 +39,8 @@ struct Rec {
 struct Probe {
     rec: Arc<Mutex<Rec>>,
     notify: Arc<Notify>,
+    /// The revision `initialize` asks for (default 2025-11-25).
+    version: Option<String>,
 }
 
 impl Probe {
@@ -167,7 +169,7 @@ impl ClientHandler for Probe {
 
     fn get_info(&self) -> rmcp::model::ClientConfig {
         from_json(json!({
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": self.version.as_deref().unwrap_or("2025-11-25"),
             "capabilities": {
                 "sampling": {},
                 "elicitation": {"form": {}, "url": {}},
@@ -247,6 +249,25 @@ async fn ping(c: &Client, modern: bool) -> Result<String, String> {
     }
 }
 
+/// Why tool or prompt `name` of everything is not toured at revision `rev`, if it is not.
+fn not_before(name: &str, rev: &str) -> Option<&'static str> {
+    let needs = match name {
+        "test_audio_content" => "2025-03-26",
+        "test_structured_content" | "test_resource_link" => "2025-06-18",
+        "test_elicitation"
+        | "test_input_required_result_multiple_inputs"
+        | "test_input_required_result_multi_round"
+        | "test_input_required_result_prompt" => "2025-06-18",
+        "test_elicitation_sep1034_defaults" | "test_elicitation_sep1330_enums" => "2025-11-25",
+        _ => return None,
+    };
+    (rev < needs).then_some(match needs {
+        "2025-03-26" => "new in 2025-03-26",
+        "2025-06-18" => "new in 2025-06-18",
+        _ => "new in 2025-11-25",
+    })
+}
+
 fn task_options() -> PeerRequestOptions {
     PeerRequestOptions::no_options().with_meta(from_json(json!({
         "io.modelcontextprotocol/clientCapabilities": {
@@ -302,6 +323,7 @@ async fn call(c: &Client, name: &str, args: Value) -> Result<Value, String> {
 pub async fn run(args: &[String]) -> ExitCode {
     let mut mode = "legacy".to_owned();
     let mut http: Option<String> = None;
+    let mut asked: Option<String> = None;
     let mut cmd: Vec<String> = Vec::new();
     let mut i = 0;
     while i < args.len() {
@@ -312,6 +334,10 @@ pub async fn run(args: &[String]) -> ExitCode {
             }
             "--http" => {
                 http = args.get(i + 1).cloned();
+                i += 2;
+            }
+            "--version" => {
+                asked = args.get(i + 1).cloned();
                 i += 2;
             }
             "--" => {
@@ -338,7 +364,10 @@ pub async fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let probe = Probe::default();
+    let probe = Probe {
+        version: asked.clone(),
+        ..Probe::default()
+    };
     let started = std::time::Instant::now();
     let connected = match (&http, cmd.split_first()) {
         (Some(url), _) => {
@@ -396,11 +425,14 @@ pub async fn run(args: &[String]) -> ExitCode {
             .and_then(|i| i.server_info.as_ref())
             .map(|s| s.name.clone())
     );
-    let expected = if mode == "legacy" {
-        "2025-11-25"
-    } else {
-        "2026-07-28"
+    let expected = match (mode.as_str(), &asked) {
+        ("legacy", Some(v)) => v.as_str(),
+        ("legacy", None) => "2025-11-25",
+        _ => "2026-07-28",
     };
+    // ISO dates: revisions compare as strings
+    let rev = version.clone();
+    let since = |r: &str| rev.as_str() >= r;
     t.step("negotiated version", async {
         expect(version == expected, || {
             format!("got {version}, expected {expected}")
@@ -441,6 +473,9 @@ pub async fn run(args: &[String]) -> ExitCode {
     })
     .await;
     t.step("tools have schemas", async {
+        if !since("2025-06-18") {
+            return Ok("no outputSchema before 2025-06-18".into());
+        }
         let all = client
             .list_all_tools()
             .await
@@ -606,6 +641,10 @@ pub async fn run(args: &[String]) -> ExitCode {
         }),
     ];
     for (name, args, check) in simple {
+        if let Some(why) = not_before(name, &rev) {
+            println!("  skip {name}: {why}");
+            continue;
+        }
         if !tool_names.iter().any(|n| n == name) {
             println!("  skip {name}: not listed");
             continue;
@@ -900,6 +939,10 @@ pub async fn run(args: &[String]) -> ExitCode {
     })
     .await;
     for name in &prompt_names {
+        if let Some(why) = not_before(name, &rev) {
+            println!("  skip prompts/get {name}: {why}");
+            continue;
+        }
         let args = match name.as_str() {
             "test_prompt_with_arguments" => json!({"arg1": "testValue1", "arg2": "testValue2"}),
             "test_prompt_with_embedded_resource" => {
@@ -1017,11 +1060,25 @@ pub async fn run(args: &[String]) -> ExitCode {
         }
     })
     .await;
-    t.step("tools/call greet with bad arguments -> isError", async {
-        let r = call(&client, "greet", json!({"name": 7})).await?;
-        expect(r["isError"] == true, || r.to_string())?;
-        Ok(text_of(&r, 0))
-    })
+    // SEP-1303 (2025-11-25) made bad arguments a tool error; before, a -32602
+    t.step(
+        "tools/call greet with bad arguments -> isError (-32602 before 2025-11-25)",
+        async {
+            match client.call_tool(params("greet", json!({"name": 7}))).await {
+                Ok(r) if since("2025-11-25") => {
+                    let r = serde_json::to_value(&r).map_err(err)?;
+                    expect(r["isError"] == true, || r.to_string())?;
+                    Ok(text_of(&r, 0))
+                }
+                Err(rmcp::ServiceError::McpError(e))
+                    if !since("2025-11-25") && e.code.0 == -32602 =>
+                {
+                    Ok(e.message.to_string())
+                }
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
     .await;
     t.step("prompts/get unknown prompt -> -32602", async {
         let p: GetPromptRequestParams = from_json(json!({"name": "no_such_prompt"}));
