@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Interop with the official Rust SDK, rmcp 3.11.0 (see README.md here). Builds the probe
-# (scripts/interop/rmcp/target) if missing; needs target/release/{everything,tour}
+# (in .cache/rmcp/target, or $RMCP_TARGET_DIR; a no-op once built); needs
+# target/release/{everything,tour}
 # (cargo build --release -p mcp-examples). Runs:
 #   rmcp client -> everything, stdio and Streamable HTTP, modes legacy, modern, auto, and legacy
 #                  asking for 2025-06-18, 2025-03-26 and 2024-11-05 (12 tours)
@@ -12,7 +13,9 @@ set -uo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
-PROBE="$HERE/target/release/rmcp-interop"
+# Built under the ignored .cache (CI keeps installs there), once; later runs rebuild nothing.
+TARGET="${RMCP_TARGET_DIR:-$ROOT/.cache/rmcp/target}"
+PROBE="$TARGET/release/rmcp-interop"
 EVERYTHING="$ROOT/target/release/everything"
 TOUR="$ROOT/target/release/tour"
 FIXTURES="$ROOT/scripts/interop/fixtures/rmcp.json"
@@ -22,7 +25,7 @@ export NO_PROXY="127.0.0.1,localhost" no_proxy="127.0.0.1,localhost"
 for f in "$EVERYTHING" "$TOUR"; do
   [ -x "$f" ] || { echo "missing $f: cargo build --release -p mcp-examples" >&2; exit 2; }
 done
-[ -x "$PROBE" ] || (cd "$HERE" && cargo build --release --locked) || exit 2
+(cd "$HERE" && CARGO_TARGET_DIR="$TARGET" cargo build --release --locked --quiet) || exit 2
 
 LOGS="$(mktemp -d)"
 passed=0
