@@ -115,6 +115,15 @@ pub enum Error {
         /// The last failure.
         source: Option<Box<Error>>,
     },
+    /// The server refused (with an HTTP error) the client's answer to a request it sent on
+    /// the stream of one of the client's requests: that request fails with this error, as
+    /// the server will not get the answer it waits for.
+    AnswerRefused {
+        /// The method of the server's request.
+        method: String,
+        /// The HTTP status of the refusal.
+        status: u16,
+    },
     /// The server no longer knows the client's legacy session (HTTP 404).
     SessionLost {
         /// The server's endpoint.
@@ -176,6 +185,11 @@ impl fmt::Display for Error {
             }
             #[cfg(feature = "oauth-jwt")]
             Error::InvalidKey(e) => write!(f, "not a PKCS#8 P-256 private key: {e}"),
+            Error::AnswerRefused { method, status } => write!(
+                f,
+                "the server refused the answer to its {method} request (HTTP {status}), \
+                 which this request waited on"
+            ),
             Error::SessionLost { url } => {
                 write!(
                     f,
@@ -205,6 +219,7 @@ impl std::error::Error for Error {
             | Error::InvalidConfig { .. }
             | Error::UnexpectedAnswer { .. }
             | Error::StreamEnded { source: None, .. }
+            | Error::AnswerRefused { .. }
             | Error::SessionLost { .. } => None,
         }
     }

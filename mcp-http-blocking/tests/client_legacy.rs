@@ -340,6 +340,102 @@ fn a_json_reply_without_the_answer_fails_the_request_at_once() {
     }
 }
 
+/// A server that answers a `tools/call` POST with an SSE stream holding one question
+/// (`elicitation/create`) and nothing more, and refuses (400) every POSTed answer: as a server
+/// that cannot take answers where it asks (rmcp's stateless mode does this).
+fn refusing_server() -> (std::net::SocketAddr, crossbeam_channel::Sender<()>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    // Dropped by the test at its end: the held streams end then.
+    let (hold_tx, hold_rx) = crossbeam_channel::bounded::<()>(0);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let hold = hold_rx.clone();
+            std::thread::spawn(move || {
+                let mut w = conn.try_clone().unwrap();
+                let mut r = BufReader::new(conn);
+                let mut len = 0;
+                loop {
+                    let mut l = String::new();
+                    if r.read_line(&mut l).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = l.trim_end().to_ascii_lowercase();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; len];
+                let _ = r.read_exact(&mut body);
+                let body = String::from_utf8_lossy(&body);
+                if body.contains("tools/call") {
+                    let ask = r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}"#;
+                    let _ = write!(
+                        w,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                         Connection: close\r\n\r\ndata: {ask}\n\n"
+                    );
+                    let _ = w.flush();
+                    let _ = hold.recv(); // the stream stays open, and never answers
+                } else {
+                    let status = if body.contains("\"result\"") {
+                        "400 Bad Request"
+                    } else {
+                        "202 Accepted"
+                    };
+                    let _ = write!(
+                        w,
+                        "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    );
+                }
+            });
+        }
+    });
+    (addr, hold_tx)
+}
+
+#[test]
+fn an_answer_the_server_refuses_fails_the_request_it_came_with_at_once() {
+    let (addr, _hold) = refusing_server();
+    let mut c =
+        HttpClient::connect(&format!("http://{addr}/mcp"), HttpClientConfig::default()).unwrap();
+    c.sender()
+        .send(req(1, "tools/call", json!({"name": "ask"})))
+        .unwrap();
+    let Incoming::Message(Message::Request(ask)) = c.receiver().recv_timeout(WAIT).unwrap() else {
+        panic!("the server's question first");
+    };
+    assert_eq!(ask.method, "elicitation/create");
+    c.sender()
+        .send(Message::Response(
+            mcp_core::jsonrpc::Response::new(ask.id.clone(), &json!({"action": "decline"}))
+                .unwrap(),
+        ))
+        .unwrap();
+    // Not the call's timeout (a minute): the refusal ends it.
+    match c
+        .receiver()
+        .recv_timeout(WAIT)
+        .expect("the call fails at once")
+    {
+        Incoming::Failed { id, error } => {
+            assert_eq!(id, RequestId::Number(1));
+            let e = error.downcast_ref::<Error>().expect("this crate's error");
+            assert!(
+                matches!(e, Error::AnswerRefused { method, status: 400 } if method == "elicitation/create"),
+                "{e:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    c.close();
+}
+
 #[test]
 fn urls_must_be_http() {
     let e = HttpClient::connect("ftp://x/mcp", HttpClientConfig::default()).unwrap_err();

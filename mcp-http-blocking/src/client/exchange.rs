@@ -775,6 +775,9 @@ impl Shared {
                     continue;
                 }
             };
+            if let (Some(call), Message::Request(_)) = (answer_to, &item) {
+                self.note_asked(&item, call);
+            }
             let answered = answer_to.is_some_and(|i| item.is_response() && item.id() == Some(i));
             let item = if answered {
                 self.note_answer(shape, &item);
@@ -890,8 +893,9 @@ impl Shared {
         }
     }
 
-    /// POSTs a notification or a response; true when the server accepted it.
-    pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> bool {
+    /// POSTs a notification or a response: `Ok` when the server accepted it, else the HTTP
+    /// status of its refusal (`None` when none came: the connection failed).
+    pub(super) fn post_one_way(&self, lease: &Lease, msg: &Message) -> Result<(), Option<u16>> {
         let target = self.post_url();
         let body = msg.to_vec();
         let sent = self.send_authorized(
@@ -910,7 +914,7 @@ impl Shared {
             Ok(resp) => {
                 let status = resp.status().as_u16();
                 if (200..300).contains(&status) {
-                    return true;
+                    return Ok(());
                 }
                 if status == 404 && self.state().session.is_some() {
                     self.state().session_lost = true;
@@ -920,13 +924,13 @@ impl Shared {
                     self.url,
                     msg.method().unwrap_or("response")
                 );
-                false
+                Err(Some(status))
             }
             Err(e) => {
                 if !lease.cancelled() {
                     log::warn!("POST {}: {e}", self.url);
                 }
-                false
+                Err(None)
             }
         }
     }

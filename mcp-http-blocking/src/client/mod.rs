@@ -573,6 +573,10 @@ struct State {
     replay: renew::Replay,
     /// Where to POST, once a 2024-11-05 server named it in its `endpoint` event.
     old_endpoint: Option<String>,
+    /// The server's requests sent on the stream of one of ours, not answered yet: (its id,
+    /// its method, our request's id), newest last, at most `ASKED`. When the server refuses
+    /// the answer, our request fails at once instead of waiting out its timeout.
+    asked: std::collections::VecDeque<(RequestId, String, RequestId)>,
     /// `x-mcp-header` marks per tool, learnt from `tools/list` answers.
     marks: HashMap<String, params::Marks>,
     idle: Vec<Agent>,
@@ -580,6 +584,11 @@ struct State {
     next_key: u64,
     get_thread: Option<JoinHandle<()>>,
 }
+
+/// How many unanswered server requests the client remembers the origin of (see
+/// `State::asked`): a server asks a handful at a time; one asking more only loses the quick
+/// failure for the oldest.
+const ASKED: usize = 64;
 
 /// Agents kept for reuse (each keeps one idle keep-alive connection).
 const IDLE_AGENTS: usize = 8;
@@ -735,8 +744,13 @@ impl Shared {
             let Some(lease) = self.lease(None, false) else {
                 return;
             };
-            let accepted = self.post_one_way(&lease, &msg);
+            let origin = self.origin_of(&msg);
+            let posted = self.post_one_way(&lease, &msg);
             self.release(lease);
+            let accepted = posted.is_ok();
+            if let (Err(Some(status)), Some((method, call))) = (posted, origin) {
+                self.fail(&call, Error::AnswerRefused { method, status });
+            }
             if msg.method() == Some(methods::NOTIFICATION_INITIALIZED) {
                 if !accepted {
                     log::debug!(
@@ -868,6 +882,30 @@ impl Shared {
             .old_endpoint
             .clone()
             .unwrap_or_else(|| self.url.clone())
+    }
+
+    /// Notes a request of the server's that arrived on the stream of our request `call`.
+    fn note_asked(&self, asked: &Message, call: &RequestId) {
+        if let (Some(id), Some(method)) = (asked.id(), asked.method()) {
+            let mut st = self.state();
+            if st.asked.len() == ASKED {
+                st.asked.pop_front();
+            }
+            st.asked
+                .push_back((id.clone(), method.to_owned(), call.clone()));
+        }
+    }
+
+    /// For an answer to a server's request noted by `note_asked`: that request's method and
+    /// the request of ours it came with (forgotten now: it is answered).
+    fn origin_of(&self, msg: &Message) -> Option<(String, RequestId)> {
+        if !msg.is_response() {
+            return None;
+        }
+        let id = msg.id()?;
+        let mut st = self.state();
+        let at = st.asked.iter().position(|(asked, ..)| asked == id)?;
+        st.asked.remove(at).map(|(_, method, call)| (method, call))
     }
 
     /// Reports a failed exchange of request `id` (an [`Incoming::Failed`]).

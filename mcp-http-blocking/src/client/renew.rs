@@ -138,7 +138,7 @@ impl Shared {
             Notification::new(methods::NOTIFICATION_INITIALIZED, &serde_json::json!({}))
                 .map_err(|e| e.to_string())?,
         );
-        if !self.post_one_way(lease, &initialized) {
+        if self.post_one_way(lease, &initialized).is_err() {
             return Err(format!("{} was refused", methods::NOTIFICATION_INITIALIZED));
         }
         let replay = self.state().replay.requests();
