@@ -199,7 +199,7 @@ pub(crate) fn expand(args: ToolArgs, item: Tokens) -> syn::Result<Tokens> {
         if let Type::Reference(r) = ty {
             return Err(syn::Error::new(
                 r.and_token.span,
-                "a #[tool] argument owns its value, read from the call's JSON (`String`, not `&str`); only `&Context` is borrowed",
+                "a #[tool] argument owns its value, read from the call's JSON (`String`, not `&str`); the one borrowed parameter is the context, written `&Context` (by that name, not an alias)",
             ));
         }
         let doc = arg_description(attrs)?.map(|d| quote!(#[doc = #d]));
