@@ -271,9 +271,33 @@ fn a_refused_connection_fails_the_request_not_the_client() {
     c.close();
 }
 
+/// Reads one HTTP request's head and body from `conn`: the body as text, `None` when the
+/// connection ended first.
+fn read_request(conn: std::net::TcpStream) -> Option<String> {
+    use std::io::{BufRead, BufReader, Read};
+    let mut r = BufReader::new(conn);
+    let mut len = 0;
+    loop {
+        let mut l = String::new();
+        if r.read_line(&mut l).unwrap_or(0) == 0 {
+            return None;
+        }
+        let l = l.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length:") {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    let _ = r.read_exact(&mut body);
+    Some(String::from_utf8_lossy(&body).into_owned())
+}
+
 /// A server that answers every POST with `200 application/json` and this body.
 fn json_server(body: &'static str) -> std::net::SocketAddr {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -281,23 +305,9 @@ fn json_server(body: &'static str) -> std::net::SocketAddr {
             let Ok(conn) = conn else { return };
             std::thread::spawn(move || {
                 let mut w = conn.try_clone().unwrap();
-                let mut r = BufReader::new(conn);
-                let mut len = 0;
-                loop {
-                    let mut l = String::new();
-                    if r.read_line(&mut l).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = l.trim_end().to_ascii_lowercase();
-                    if l.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = l.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
+                if read_request(conn).is_none() {
+                    return;
                 }
-                let mut skip = vec![0; len];
-                let _ = r.read_exact(&mut skip);
                 let _ = write!(
                     w,
                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
@@ -344,7 +354,7 @@ fn a_json_reply_without_the_answer_fails_the_request_at_once() {
 /// (`elicitation/create`) and nothing more, and refuses (400) every POSTed answer: as a server
 /// that cannot take answers where it asks (rmcp's stateless mode does this).
 fn refusing_server() -> (std::net::SocketAddr, crossbeam_channel::Sender<()>) {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     // Dropped by the test at its end: the held streams end then.
@@ -355,24 +365,9 @@ fn refusing_server() -> (std::net::SocketAddr, crossbeam_channel::Sender<()>) {
             let hold = hold_rx.clone();
             std::thread::spawn(move || {
                 let mut w = conn.try_clone().unwrap();
-                let mut r = BufReader::new(conn);
-                let mut len = 0;
-                loop {
-                    let mut l = String::new();
-                    if r.read_line(&mut l).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = l.trim_end().to_ascii_lowercase();
-                    if l.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = l.strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; len];
-                let _ = r.read_exact(&mut body);
-                let body = String::from_utf8_lossy(&body);
+                let Some(body) = read_request(conn) else {
+                    return;
+                };
                 if body.contains("tools/call") {
                     let ask = r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{}}}}"#;
                     let _ = write!(
