@@ -288,6 +288,57 @@ fn a_typed_form_asks_for_the_types_fields_and_hands_back_a_value() {
     assert_eq!(r["result"]["isError"], true, "{r}");
 }
 
+#[cfg(feature = "derive")]
+#[test]
+fn a_typed_form_in_2026_07_28_is_an_input_request_and_the_retry_decodes_it() {
+    use mcp_server_kit::Elicited;
+    use mcp_server_kit::schema::JsonSchema;
+
+    #[derive(Debug, serde::Deserialize, JsonSchema)]
+    struct Confirm {
+        /// Go ahead?
+        go: bool,
+    }
+    let tool = Tool::typed("go", |_: NoArgs, ctx: &Context| {
+        let answer = ctx.elicit_form_as::<Confirm>("confirm", "Go?")?;
+        Ok::<_, Error>(match answer {
+            Elicited::Accepted(Confirm { go }) => format!("go: {go}"),
+            other => format!("{other:?}"),
+        })
+    });
+    let server = Server::builder("t", "1").tool(tool).build().unwrap();
+    let p = Peer::open(&server);
+    let caps = json!({"elicitation": {}});
+    let first = p.request(1, "tools/call", modern(json!({"name": "go"}), caps.clone()));
+    let asked = &first["result"]["inputRequests"]["confirm"];
+    assert_eq!(asked["method"], "elicitation/create", "{first}");
+    assert_eq!(
+        asked["params"]["requestedSchema"],
+        json!({"type": "object", "required": ["go"],
+               "properties": {"go": {"type": "boolean", "description": "Go ahead?"}}})
+    );
+    let state = first["result"]["requestState"].as_str().unwrap().to_owned();
+    for (id, response, said) in [
+        (
+            2,
+            json!({"action": "accept", "content": {"go": true}}),
+            "go: true",
+        ),
+        (3, json!({"action": "decline"}), "Declined"),
+    ] {
+        let done = p.request(
+            id,
+            "tools/call",
+            modern(
+                json!({"name": "go", "requestState": state,
+                       "inputResponses": {"confirm": response}}),
+                caps.clone(),
+            ),
+        );
+        assert_eq!(done["result"]["content"][0]["text"], said, "{done}");
+    }
+}
+
 /// An outbound that carries answers and notifications but no request of the server's, as a
 /// Streamable HTTP exchange whose client accepts only JSON.
 struct NoQuestions(Mutex<std::sync::mpsc::SyncSender<mcp_core::jsonrpc::Message>>);
