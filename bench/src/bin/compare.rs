@@ -1,14 +1,23 @@
-//! Sets this project's stdio `echo` against mcport's two runtimes, rmcp and the bare floor.
+//! Sets this project's stdio `echo` against mcport's two runtimes, rmcp, the bare floor and a
+//! server that does no work.
 //!
 //! ```text
-//! compare [-n REQUESTS] [--rounds R] [--window W] [--ours DIR] [--peers DIR]
+//! compare [-n REQUESTS] [--rounds R] [--window W] [--pin CPU] [--ours DIR] [--peers DIR]
 //! ```
 //!
 //! It builds nothing. It runs the workspace's own load generator, `stdio-bench`, once over all
-//! five servers with `--rounds R --json`, so every server gets the same client, the same bytes
+//! seven servers with `--rounds R --json`, so every server gets the same client, the same bytes
 //! and its share of the machine's drifting load (the rounds are interleaved), then prints one
 //! Markdown table of the medians with the machine, the load average before and after, the
 //! versions and the command lines, ready to paste into a README.
+//!
+//! `--pin CPU` runs the load generator, and so every server it starts, on that one CPU (with
+//! `taskset -c CPU`, from util-linux). One at a time (window 1) a round trip is two pipe
+//! wake-ups and the server's code, and unpinned, whether the client and the server wake each
+//! other on one core (a few µs) or across two (tens of µs, an idle core woken) is the
+//! scheduler's choice, made anew for each server process and kept for its run: the medians then
+//! say more about that choice than about the servers. On one core every server meets the same
+//! wake-ups and its own code is what differs.
 //!
 //! `--ours` is the main workspace's release directory (default `target/release`, from the
 //! repository root: `echo`, `stdio-floor`, `stdio-bench`); `--peers` holds the mcport and rmcp
@@ -35,7 +44,7 @@ struct Server {
 }
 
 /// The servers in the table's order.
-const SERVERS: [Server; 6] = [
+const SERVERS: [Server; 7] = [
     Server {
         title: "this project's `echo`",
         program: "echo",
@@ -78,6 +87,13 @@ const SERVERS: [Server; 6] = [
         dir: Dir::Ours,
         handshake: false,
     },
+    Server {
+        title: "no work (`stdio-null`)",
+        program: "stdio-null",
+        args: "",
+        dir: Dir::Peers,
+        handshake: false,
+    },
 ];
 
 #[derive(Clone, Copy)]
@@ -90,6 +106,7 @@ struct Options {
     requests: usize,
     rounds: usize,
     window: usize,
+    pin: Option<usize>,
     ours: Option<PathBuf>,
     peers: Option<PathBuf>,
 }
@@ -117,7 +134,11 @@ fn run() -> Result<(), String> {
     let peers = o.peers.unwrap_or(own_dir);
 
     let bench = ours.join("stdio-bench");
-    let mut argv: Vec<String> = vec![
+    let mut argv: Vec<String> = match o.pin {
+        Some(cpu) => vec!["taskset".into(), "-c".into(), cpu.to_string()],
+        None => Vec::new(),
+    };
+    argv.extend([
         bench.display().to_string(),
         "-n".into(),
         o.requests.to_string(),
@@ -129,7 +150,7 @@ fn run() -> Result<(), String> {
         // mcport's pooled runtime refuses calls beyond its queue ("request queue is full"):
         // counted and shown, not fatal.
         "--allow-errors".into(),
-    ];
+    ]);
     let mut missing = Vec::new();
     if !bench.exists() {
         missing.push(bench.display().to_string());
@@ -175,6 +196,10 @@ fn run() -> Result<(), String> {
     let report: Value = serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("stdio-bench's --json output is not JSON: {e}"))?;
 
+    if let Some(cpu) = o.pin {
+        println!("Every program on CPU {cpu} alone (`taskset -c {cpu}`).");
+        println!();
+    }
     print_table(&report, o.window)?;
     println!();
     print_context(
@@ -191,6 +216,7 @@ fn parse_args() -> Result<Option<Options>, String> {
         requests: 60_000,
         rounds: 3,
         window: 64,
+        pin: None,
         ours: None,
         peers: None,
     };
@@ -201,13 +227,20 @@ fn parse_args() -> Result<Option<Options>, String> {
             "-n" => o.requests = count(&value("-n")?)?,
             "--rounds" => o.rounds = count(&value("--rounds")?)?,
             "--window" => o.window = count(&value("--window")?)?,
+            "--pin" => {
+                let cpu = value("--pin")?;
+                o.pin = Some(
+                    cpu.parse()
+                        .map_err(|_| format!("{cpu} is not a CPU number"))?,
+                );
+            }
             "--ours" => o.ours = Some(PathBuf::from(value("--ours")?)),
             "--peers" => o.peers = Some(PathBuf::from(value("--peers")?)),
             "-h" | "--help" => {
                 println!(
-                    "usage: compare [-n REQUESTS] [--rounds R] [--window W] [--ours DIR] \
-                     [--peers DIR]\n(defaults: -n 60000 --rounds 3 --window 64 --ours \
-                     target/release --peers the directory of this program)"
+                    "usage: compare [-n REQUESTS] [--rounds R] [--window W] [--pin CPU] \
+                     [--ours DIR] [--peers DIR]\n(defaults: -n 60000 --rounds 3 --window 64, \
+                     unpinned, --ours target/release --peers the directory of this program)"
                 );
                 return Ok(None);
             }
@@ -349,6 +382,19 @@ fn print_table(report: &Value, window: usize) -> Result<(), String> {
             "Paired, round by round (this project's req/s over mcport inline's in the same \
              round), median: {}.",
             paired.join("; ")
+        );
+        println!();
+    }
+    // The server that does no work, against mcport inline at window 1: how much of a round
+    // trip there is the server's to win at all.
+    let null = SERVERS.iter().position(|s| s.program == "stdio-null");
+    if let Some(r) = null.and_then(|n| paired_ratios(&figures[n][0].runs, &figures[1][0].runs)) {
+        println!(
+            "No work (`stdio-null`: no JSON parsed, a canned answer) over mcport inline, window \
+             1, paired: {:.3}x (rounds {:.3} – {:.3}). At window 1 a round trip is two pipe \
+             wake-ups plus the server's code; where a server with no code is not ahead, no \
+             server can be by being faster.",
+            r.median, r.lowest, r.highest
         );
         println!();
     }

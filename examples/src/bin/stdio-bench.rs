@@ -25,6 +25,14 @@
 //! prints the medians and every round's figures as one JSON document instead of the tables, for
 //! `bench/`'s `compare`, which sets this bench against other SDKs' servers.
 //!
+//! One at a time (window 1, and the handshake and warm-up of every run) the bench reads each
+//! answer on the thread that wrote the request, as a blocking client does: the round trip is
+//! then the server's code and two pipe wake-ups, nothing of the bench's own (a reader thread
+//! handing answers over a channel would add a third wake-up to every call, and its timing, which
+//! can put a server that does less behind one that does more). With more in flight a reader
+//! thread takes the answers while the bench writes. A server that stops answering is killed
+//! after 10 s either way.
+//!
 //! An error answer to a measured call stops the bench, unless `--allow-errors`: then it is
 //! counted (and timed like any answer) and reported, for servers that shed load by design
 //! (mcport's pooled runtime answers "request queue is full" beyond its queue).
@@ -33,8 +41,11 @@
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -305,9 +316,11 @@ fn drive(
     let pid = child.id();
     let stdin = child.stdin.take().ok_or("no stdin pipe")?;
     let stdout = child.stdout.take().ok_or("no stdout pipe")?;
-    // Bounded: the reader never runs more than a window (plus stray notifications) ahead.
-    let (tx, rx) = sync_channel::<Event>(window * 2 + 16);
-    let reader = std::thread::spawn(move || read_replies(BufReader::new(stdout), tx));
+    let mut replies = Replies::Here {
+        input: BufReader::new(stdout),
+        line: String::new(),
+        watchdog: Watchdog::start(pid),
+    };
     let mut out = BufWriter::new(stdin);
 
     let mut next_id = 0u64;
@@ -315,7 +328,7 @@ fn drive(
         let init = r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"stdio-bench","version":"1.0.0"}}"#;
         send(&mut out, next_id, "initialize", init)?;
         out.flush().map_err(io_err)?;
-        wait_reply(&rx, next_id)?;
+        wait_reply(&mut replies, next_id)?;
         next_id += 1;
         writeln!(
             out,
@@ -327,13 +340,17 @@ fn drive(
     for _ in 0..WARMUP {
         call(&mut out, next_id)?;
         out.flush().map_err(io_err)?;
-        wait_reply(&rx, next_id)?;
+        wait_reply(&mut replies, next_id)?;
         next_id += 1;
         if idle_rss_kib.is_none() && !handshake {
             idle_rss_kib = proc_status_kib(pid, "VmRSS");
         }
     }
 
+    if window > 1 {
+        // Bounded: the reader never runs more than a window (plus stray notifications) ahead.
+        replies = replies.threaded(window * 2 + 16);
+    }
     let first = next_id;
     let mut sent_at = vec![None; requests];
     let mut latencies = Vec::with_capacity(requests);
@@ -348,7 +365,7 @@ fn drive(
             sent += 1;
         }
         out.flush().map_err(io_err)?;
-        let (id, at) = match next_reply(&rx, allow_errors)? {
+        let (id, at) = match replies.next(allow_errors)? {
             (id, at, true) => (id, at),
             (id, at, false) => {
                 errors += 1;
@@ -369,7 +386,7 @@ fn drive(
     // The peak over the whole run, read while the server is still alive.
     let peak_rss_kib = proc_status_kib(pid, "VmHWM");
     drop(out);
-    let _ = reader.join();
+    replies.finish();
 
     latencies.sort_unstable();
     let pick = |pct: usize| latencies[(latencies.len() * pct / 100).min(latencies.len() - 1)];
@@ -445,8 +462,8 @@ fn call(out: &mut BufWriter<ChildStdin>, id: u64) -> Result<(), String> {
 }
 
 /// Waits for the answer to `id`, which must be the next answer to arrive.
-fn wait_reply(rx: &Receiver<Event>, id: u64) -> Result<(), String> {
-    let (got, ..) = next_reply(rx, false)?;
+fn wait_reply(replies: &mut Replies, id: u64) -> Result<(), String> {
+    let (got, ..) = replies.next(false)?;
     if got == id {
         Ok(())
     } else {
@@ -454,20 +471,116 @@ fn wait_reply(rx: &Receiver<Event>, id: u64) -> Result<(), String> {
     }
 }
 
-/// The next answer: its id, when it was read, and whether it was a success. An error answer
-/// is an `Err` unless `allow_errors`.
-fn next_reply(rx: &Receiver<Event>, allow_errors: bool) -> Result<(u64, Instant, bool), String> {
-    match rx.recv_timeout(REPLY_TIMEOUT) {
-        Ok(Event::Reply { id, at, ok }) if ok || allow_errors => Ok((id, at, ok)),
-        Ok(Event::Reply { id, .. }) => Err(format!(
-            "request {id} got an error response (see --allow-errors)"
-        )),
-        Ok(Event::Closed(why)) => Err(format!(
-            "server closed stdout{}",
-            why.map(|w| format!(": {w}")).unwrap_or_default()
-        )),
-        Err(RecvTimeoutError::Timeout) => Err(format!("no reply within {REPLY_TIMEOUT:?}")),
-        Err(RecvTimeoutError::Disconnected) => Err("reader thread ended".into()),
+/// Where a run's answers come from.
+enum Replies {
+    /// Read by the thread that writes the requests (one at a time).
+    Here {
+        input: BufReader<ChildStdout>,
+        line: String,
+        watchdog: Watchdog,
+    },
+    /// Read by a thread of their own while requests are written (pipelined).
+    Thread {
+        rx: Receiver<Event>,
+        reader: JoinHandle<()>,
+    },
+}
+
+impl Replies {
+    /// The same answers, read from now on by a thread of their own, at most `bound` ahead.
+    fn threaded(self, bound: usize) -> Replies {
+        match self {
+            Replies::Here {
+                input, watchdog, ..
+            } => {
+                // The channel's timeout takes over from the watchdog.
+                drop(watchdog);
+                let (tx, rx) = sync_channel::<Event>(bound);
+                let reader = std::thread::spawn(move || read_replies(input, tx));
+                Replies::Thread { rx, reader }
+            }
+            threaded => threaded,
+        }
+    }
+
+    /// The next answer: its id, when it was read, and whether it was a success. An error
+    /// answer is an `Err` unless `allow_errors`.
+    fn next(&mut self, allow_errors: bool) -> Result<(u64, Instant, bool), String> {
+        let event = match self {
+            Replies::Here {
+                input,
+                line,
+                watchdog,
+            } => {
+                let event = loop {
+                    if let Some(event) = read_event(input, line) {
+                        break event;
+                    }
+                };
+                watchdog.answered();
+                event
+            }
+            Replies::Thread { rx, .. } => match rx.recv_timeout(REPLY_TIMEOUT) {
+                Ok(event) => event,
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(format!("no reply within {REPLY_TIMEOUT:?}"));
+                }
+                Err(RecvTimeoutError::Disconnected) => return Err("reader thread ended".into()),
+            },
+        };
+        match event {
+            Event::Reply { id, at, ok } if ok || allow_errors => Ok((id, at, ok)),
+            Event::Reply { id, .. } => Err(format!(
+                "request {id} got an error response (see --allow-errors)"
+            )),
+            Event::Closed(why) => Err(format!(
+                "server closed stdout{}",
+                why.map(|w| format!(": {w}")).unwrap_or_default()
+            )),
+        }
+    }
+
+    /// After the program's stdin closed: the reader thread ends with its output.
+    fn finish(self) {
+        if let Replies::Thread { reader, .. } = self {
+            let _ = reader.join();
+        }
+    }
+}
+
+/// Kills a program that leaves a call unanswered for [`REPLY_TIMEOUT`] while the bench waits
+/// in a blocking read (which then meets the end of its output). It looks once per timeout.
+struct Watchdog {
+    answers: Arc<AtomicU64>,
+    /// Dropped to stop the watchdog.
+    _stop: SyncSender<()>,
+}
+
+impl Watchdog {
+    fn start(pid: u32) -> Watchdog {
+        let answers = Arc::new(AtomicU64::new(0));
+        let (stop, stopped) = sync_channel::<()>(0);
+        let seen = Arc::clone(&answers);
+        std::thread::spawn(move || {
+            let mut last = u64::MAX;
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(REPLY_TIMEOUT) {
+                let now = seen.load(Ordering::Relaxed);
+                if now == last {
+                    eprintln!("stdio-bench: no reply within {REPLY_TIMEOUT:?}: killing {pid}");
+                    let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+                    return;
+                }
+                last = now;
+            }
+        });
+        Watchdog {
+            answers,
+            _stop: stop,
+        }
+    }
+
+    fn answered(&self) {
+        self.answers.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -476,41 +589,44 @@ fn next_reply(rx: &Receiver<Event>, allow_errors: bool) -> Result<(u64, Instant,
 fn read_replies(mut input: impl BufRead, tx: SyncSender<Event>) {
     let mut line = String::new();
     loop {
-        line.clear();
-        match input.read_line(&mut line) {
-            Ok(0) => {
-                let _ = tx.send(Event::Closed(None));
-                return;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                let _ = tx.send(Event::Closed(Some(e.to_string())));
-                return;
-            }
-        }
-        let at = Instant::now();
-        let event = match serde_json::from_str::<Line>(&line) {
-            Ok(Line {
-                method: Some(_), ..
-            }) => continue,
-            Ok(Line {
-                id: Some(id),
-                error,
-                ..
-            }) => match id.as_u64() {
-                Some(id) => Event::Reply {
-                    id,
-                    at,
-                    ok: error.is_none(),
-                },
-                None => Event::Closed(Some(format!("reply with a foreign id: {}", line.trim()))),
-            },
-            _ => Event::Closed(Some(format!("unreadable line: {}", line.trim()))),
+        let Some(event) = read_event(&mut input, &mut line) else {
+            continue;
         };
-        if tx.send(event).is_err() {
+        let closed = matches!(event, Event::Closed(_));
+        if tx.send(event).is_err() || closed {
             return;
         }
     }
+}
+
+/// The next line of the server's as an event, timestamped as soon as it is read; `None` for a
+/// server notification or request (a line with a method), which the bench skips.
+fn read_event(input: &mut impl BufRead, line: &mut String) -> Option<Event> {
+    line.clear();
+    match input.read_line(line) {
+        Ok(0) => return Some(Event::Closed(None)),
+        Ok(_) => {}
+        Err(e) => return Some(Event::Closed(Some(e.to_string()))),
+    }
+    let at = Instant::now();
+    Some(match serde_json::from_str::<Line>(line) {
+        Ok(Line {
+            method: Some(_), ..
+        }) => return None,
+        Ok(Line {
+            id: Some(id),
+            error,
+            ..
+        }) => match id.as_u64() {
+            Some(id) => Event::Reply {
+                id,
+                at,
+                ok: error.is_none(),
+            },
+            None => Event::Closed(Some(format!("reply with a foreign id: {}", line.trim()))),
+        },
+        _ => Event::Closed(Some(format!("unreadable line: {}", line.trim()))),
+    })
 }
 
 fn print_report(rows: &[(String, usize, Stats)], window: usize, rounds: usize) {
