@@ -35,40 +35,54 @@ impl CallText {
         let mut meta = false;
         loop {
             i = ws(t, i);
-            // The two names looked for are matched as they stand; any other is scanned.
+            // The two names looked for are matched as they stand; any other is scanned. Which
+            // one it was is known from here on, not compared again.
             let rest = t.get(i..)?;
-            let key = if rest.starts_with(b"\"name\"") {
-                i + 1..i + 5
+            let (key, key_end) = if rest.starts_with(b"\"name\"") {
+                (Key::Name, i + 6)
             } else if rest.starts_with(b"\"arguments\"") {
-                i + 1..i + 10
+                (Key::Arguments, i + 11)
             } else {
-                plain_string(t, i)?
+                let r = plain_string(t, i)?;
+                let after = r.end + 1;
+                (Key::Other(r), after)
             };
-            i = ws(t, key.end + 1);
+            i = ws(t, key_end);
             if t.get(i) != Some(&b':') {
                 return None;
             }
             let start = ws(t, i + 1);
-            let end = skip_value(t, start)?;
-            match &t[key] {
-                b"name" if name.is_none() => name = Some(plain_string(t, start)?),
-                b"arguments" if !seen_arguments => {
+            let end = match key {
+                // A name is a plain string, read once: where it ends is where the value does.
+                Key::Name if name.is_none() => {
+                    let r = plain_string(t, start)?;
+                    let end = r.end + 1;
+                    name = Some(r);
+                    end
+                }
+                Key::Arguments if !seen_arguments => {
                     seen_arguments = true;
+                    let end = skip_value(t, start)?;
                     match t[start] {
                         b'{' => arguments = Some(start..end),
                         // As an absent `arguments`.
                         b'n' => {}
                         _ => return None,
                     }
+                    end
                 }
-                b"name" | b"arguments" | b"task" | b"inputResponses" | b"requestState" => {
-                    return None;
+                Key::Name | Key::Arguments => return None,
+                Key::Other(r) => {
+                    match &t[r] {
+                        b"task" | b"inputResponses" | b"requestState" => return None,
+                        // The engine read it.
+                        b"_meta" => meta = true,
+                        // Unknown members, kept unused by the typed params.
+                        _ => {}
+                    }
+                    skip_value(t, start)?
                 }
-                // The engine read it.
-                b"_meta" => meta = true,
-                // Unknown members, kept unused by the typed params.
-                _ => {}
-            }
+            };
             i = ws(t, end);
             match t.get(i)? {
                 b',' => i += 1,
@@ -98,6 +112,14 @@ impl CallText {
     pub(crate) fn arguments<'a>(&self, params: &'a str) -> Option<&'a str> {
         self.arguments.clone().and_then(|r| params.get(r))
     }
+}
+
+/// A member of the params, as far as the quick path cares.
+enum Key {
+    Name,
+    Arguments,
+    /// Any other name (its range in the text).
+    Other(Range<usize>),
 }
 
 #[inline]
