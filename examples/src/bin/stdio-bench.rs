@@ -562,7 +562,8 @@ impl Watchdog {
         let (stop, stopped) = sync_channel::<()>(0);
         let seen = Arc::clone(&answers);
         std::thread::spawn(move || {
-            let mut last = u64::MAX;
+            // Answers counted when the last look came (none before the first).
+            let mut last = 0;
             while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(REPLY_TIMEOUT) {
                 let now = seen.load(Ordering::Relaxed);
                 if now == last {
