@@ -228,6 +228,77 @@ pub(crate) struct Call {
     /// What the handler left to run as a task ([`Context::continue_as_task`]).
     #[cfg(feature = "tasks")]
     pub(crate) continuation: Mutex<Option<Continuation>>,
+    /// The tool a renewed call (see `renew`) will run, with the registry's version it was
+    /// found in: the spare call keeps it, so a client calling one tool over and over finds
+    /// it without the registry's lock and reference count (see `quick_tool`).
+    pub(crate) tool: Option<(u64, Arc<crate::tool::Tool>)>,
+}
+
+impl Call {
+    /// Makes this finished call, which nothing else holds any more, the context of request
+    /// `id` of the same session: what a quick call on the stdio reader does instead of a new
+    /// call (see `KitSession::handle_line`). The session's facts stay (revision, client,
+    /// link); what belongs to one request starts afresh, and a field added to `Call` must be
+    /// placed on one side or the other here before this compiles.
+    pub(crate) fn renew(&mut self, id: RequestId) {
+        let Call {
+            id: own_id,
+            version: _,
+            client_info_raw: _,
+            client_info: _,
+            client_capabilities: _,
+            auth: _,
+            param_headers: _,
+            cancel,
+            listed,
+            timeout: _,
+            link: _,
+            inputs,
+            task,
+            #[cfg(feature = "tasks")]
+                tool_call: _,
+            #[cfg(feature = "tasks")]
+            continuation,
+            tool: _,
+        } = self;
+        *own_id = id;
+        *cancel = Cancel::new();
+        *listed.get_mut() = false;
+        *inputs.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        *task = None;
+        #[cfg(feature = "tasks")]
+        {
+            *continuation.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+
+    /// Keeps tool `name` for this call, unless the one kept is still the registry's.
+    pub(crate) fn keep_tool(&mut self, shared: &crate::shared::Shared, name: &str) {
+        if self.quick_tool(shared, name).is_none() {
+            let (version, tool) = shared.find_tool(name);
+            self.tool = tool.map(|t| (version, t));
+        }
+    }
+
+    /// The tool kept for this call (`keep_tool`), if it is `name` and the registry has not
+    /// changed since it was found.
+    pub(crate) fn quick_tool(
+        &self,
+        shared: &crate::shared::Shared,
+        name: &str,
+    ) -> Option<&Arc<crate::tool::Tool>> {
+        let (version, tool) = self.tool.as_ref()?;
+        (*version == shared.registry_version() && tool.def.name == name).then_some(tool)
+    }
+
+    /// The session's facts this call was made with, for a new call of the same session.
+    pub(crate) fn head(&self) -> mcp_core::engine::PlainRequest {
+        mcp_core::engine::PlainRequest {
+            protocol_version: self.version,
+            client_capabilities: Arc::clone(&self.client_capabilities),
+            client_info: self.client_info_raw.clone(),
+        }
+    }
 }
 
 /// The rest of a tool handler's work, run as a task.

@@ -213,14 +213,20 @@ pub(crate) fn call_tool_with(
     ctx: &Context,
 ) -> Outcome {
     let version = ctx.protocol_version();
-    let tool = shared
-        .registry()
-        .tools
-        .iter()
-        .find(|t| t.def.name == name)
-        .cloned();
-    let Some(tool) = tool else {
-        return Outcome::Error(ErrorObject::invalid_params(format!("Unknown tool: {name}")));
+    let found;
+    let tool = match ctx.call.quick_tool(shared, name) {
+        Some(kept) => kept,
+        None => {
+            found = shared.find_tool(name).1;
+            match &found {
+                Some(t) => t,
+                None => {
+                    return Outcome::Error(ErrorObject::invalid_params(format!(
+                        "Unknown tool: {name}"
+                    )));
+                }
+            }
+        }
     };
     let modern = version.era() == Era::Modern;
     // A retry's inputs are bound to the arguments as a value; so are parameter headers.
@@ -230,10 +236,10 @@ pub(crate) fn call_tool_with(
         CallArgs::Text(t) => {
             let t = t.unwrap_or("{}");
             if plain && !tool.validate {
-                return run_tool(shared, &tool, name, Args::Text(t), None, ctx);
+                return run_tool(shared, tool, name, Args::Text(t), None, ctx);
             }
             if let Some(plan) = tool.plan().filter(|_| plain) {
-                return run_tool(shared, &tool, name, Args::Checked(t, plan), None, ctx);
+                return run_tool(shared, tool, name, Args::Checked(t, plan), None, ctx);
             }
             match serde_json::from_str::<Value>(t) {
                 Ok(v) => v,
@@ -264,7 +270,7 @@ pub(crate) fn call_tool_with(
     } else {
         None
     };
-    run_tool(shared, &tool, name, Args::Value(args), binding, ctx)
+    run_tool(shared, tool, name, Args::Value(args), binding, ctx)
 }
 
 /// Runs a tool's handler on arguments that passed the checks, and makes its answer.

@@ -65,13 +65,26 @@ struct State {
     /// Our ping in flight (`ServerBuilder::ping_every`), and how many were missed in a row.
     ping: Option<RequestId>,
     missed: u32,
+    /// The context of the last quick call run on the stdio reader, kept for the next one
+    /// (see `handle_line`). It holds the session (its link), so `close` lets it go.
+    spare: Option<Arc<Call>>,
+    /// Dropped once the session is drained, so a transport waiting for its last sender can
+    /// finish at once. Here rather than under a lock of its own: an answer takes it under
+    /// the lock that marks its request answered (one atomic pair fewer a call).
+    out: Option<Arc<dyn Outbound>>,
+}
+
+/// How a quick call's context is come by (see `KitSession::handle_line`).
+enum Taken {
+    /// The last quick call's, to renew if nothing kept it.
+    Spare(Arc<Call>),
+    /// The engine's facts for a new one.
+    Head(PlainRequest),
 }
 
 /// The kit's side of one session.
 pub(crate) struct KitSession {
     shared: Arc<Shared>,
-    /// Dropped at close, so a transport waiting for its last sender can finish at once.
-    out: Mutex<Option<Arc<dyn Outbound>>>,
     info: SessionInfo,
     me: Weak<KitSession>,
     state: Mutex<State>,
@@ -92,7 +105,6 @@ impl KitSession {
         let engine = ServerEngine::from_shared(Arc::clone(&shared.engine_config));
         Arc::new_cyclic(|me| KitSession {
             shared,
-            out: Mutex::new(Some(out)),
             info,
             me: me.clone(),
             state: Mutex::new(State {
@@ -109,6 +121,8 @@ impl KitSession {
                 closed: false,
                 ping: None,
                 missed: 0,
+                spare: None,
+                out: Some(out),
             }),
             buckets: Mutex::default(),
             opened: Instant::now(),
@@ -120,7 +134,7 @@ impl KitSession {
     }
 
     fn outbound(&self) -> Option<Arc<dyn Outbound>> {
-        self.out.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.state().out.clone()
     }
 
     fn send(&self, msg: Option<Message>, related: Option<&RequestId>) {
@@ -496,12 +510,27 @@ impl KitSession {
         run: impl FnOnce(&Shared, &Context) -> Outcome,
     ) {
         let Some(me) = self.me.upgrade() else { return };
-        // A quick handler on the stdio reader: listed only if it blocks (see `Call::listed`).
-        // Not over HTTP, whose other connections may carry a cancellation at any time.
-        let quick = self.shared.config.quick_handlers;
-        let lazy = quick && self.info.transport == TransportKind::Stdio;
         // Run here, the handler needs no handle of its own on the session.
-        let call = self.new_call(id, head, method, me, lazy);
+        let call = self.new_call(id, head, method, me, self.lazy_calls());
+        self.run_call(call, self.shared.config.quick_handlers, method, run);
+    }
+
+    /// Whether a call run on this session's reader is a quick handler's on the stdio reader,
+    /// listed only if it blocks (see `Call::listed`). Not over HTTP, whose other connections
+    /// may carry a cancellation at any time.
+    fn lazy_calls(&self) -> bool {
+        self.shared.config.quick_handlers && self.info.transport == TransportKind::Stdio
+    }
+
+    /// `run_here` with the call made; one not listed is kept for the next (see
+    /// `handle_line`).
+    fn run_call(
+        &self,
+        call: Arc<Call>,
+        quick: bool,
+        method: &'static str,
+        run: impl FnOnce(&Shared, &Context) -> Outcome,
+    ) {
         if !quick && self.outbound().is_some_and(|out| !out.will_block()) {
             return self.refuse_busy(&call, method);
         }
@@ -511,7 +540,13 @@ impl KitSession {
         // has no request left to cancel). Stored before `finish` takes the state lock, under
         // which a late listing looks at the flag.
         ctx.call.listed.store(true, Ordering::Release);
-        self.finish(&ctx.call.id, method, ctx.call.version, outcome);
+        let Context { call } = ctx;
+        if method == methods::TOOLS_CALL && self.lazy_calls() {
+            let (id, version) = (call.id.clone(), call.version);
+            self.finish_keeping(&id, method, version, outcome, Some(call));
+        } else {
+            self.finish(&call.id, method, call.version, outcome);
+        }
     }
 
     /// A call's context, listed in the session's calls unless `lazy` (see `Call::listed`).
@@ -543,6 +578,7 @@ impl KitSession {
             tool_call: method == methods::TOOLS_CALL,
             #[cfg(feature = "tasks")]
             continuation: Mutex::new(None),
+            tool: None,
         });
         if !lazy {
             self.state()
@@ -563,19 +599,33 @@ impl KitSession {
 
     /// Sends the answer to client request `id` (or, when it was cancelled, nothing).
     fn finish(&self, id: &RequestId, method: &str, version: ProtocolVersion, outcome: Outcome) {
+        self.finish_keeping(id, method, version, outcome, None);
+    }
+
+    /// `finish`, keeping `spare` for the next quick call (see `handle_line`) while the
+    /// session is open and keeps none yet.
+    fn finish_keeping(
+        &self,
+        id: &RequestId,
+        method: &str,
+        version: ProtocolVersion,
+        outcome: Outcome,
+        spare: Option<Arc<Call>>,
+    ) {
         let outcome = match outcome {
-            Outcome::Tool(output) => return self.finish_tool(id, output),
+            Outcome::Tool(output) => return self.finish_tool(id, output, spare),
             Outcome::Result(v) => match dispatch::shape(method, v, version) {
                 Ok(v) => Outcome::Result(v),
                 Err(e) => Outcome::Error(e),
             },
             other => other,
         };
-        let (msg, drained) = {
+        let (msg, drained, _unkept) = {
             let mut st = self.state();
             if !st.calls.is_empty() {
                 st.calls.remove(id);
             }
+            let unkept = st.keep(spare);
             let msg = match outcome {
                 Outcome::Result(v) => st.engine.respond_value(id, Ok(v)),
                 Outcome::Error(e) => st.engine.respond_value(id, Err(e)),
@@ -591,7 +641,7 @@ impl KitSession {
                     None
                 }
             };
-            (msg, st.drained())
+            (msg, st.drained(), unkept)
         };
         match msg {
             Some(m) => self.send(Some(m), Some(id)),
@@ -607,19 +657,23 @@ impl KitSession {
     /// `close`).
     #[cold]
     fn release_outbound(&self) {
-        self.out.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // Dropped after the lock: its drop may wake the transport's writer.
+        let out = self.state().out.take();
+        drop(out);
     }
 
     /// A tool's result (2025-11-25 on), written by the transport straight into the answer.
-    fn finish_tool(&self, id: &RequestId, output: ToolOutput) {
-        let (era, drained) = {
+    fn finish_tool(&self, id: &RequestId, output: ToolOutput, spare: Option<Arc<Call>>) {
+        // One not kept is dropped after the lock: it may hold the last handle on the session.
+        let (era, drained, _unkept, out) = {
             let mut st = self.state();
             if !st.calls.is_empty() {
                 st.calls.remove(id);
             }
-            (st.engine.answer(id), st.drained())
+            let unkept = st.keep(spare);
+            (st.engine.answer(id), st.drained(), unkept, st.out.clone())
         };
-        match (era, self.outbound()) {
+        match (era, out) {
             (Some(era), Some(out)) => {
                 // What the engine's `respond` adds to a 2026-07-28 result.
                 let complete = (era == Era::Modern).then_some(ResultType::Complete);
@@ -859,33 +913,66 @@ impl Session for KitSession {
         let Some(call) = CallText::read(params).filter(|c| !c.has_meta()) else {
             return false;
         };
-        // A legacy session's call is never a task (`tasks::plain_call`).
-        let taken = self
-            .state()
-            .engine
-            .take_plain(&view.id, methods::TOOLS_CALL);
-        let Some(head) = taken else {
+        let method = methods::TOOLS_CALL;
+        // A legacy session's call is never a task (`tasks::plain_call`). The last quick
+        // call's context, if nothing kept it, serves this one: the session's facts are in it
+        // already, and taking them anew (the link, the client's capabilities and
+        // `Implementation`) would be three reference counts up and down, atomic operations
+        // that cost a call on this path more than its JSON does.
+        let lazy = self.lazy_calls();
+        let taken = {
+            let mut st = self.state();
+            match st.spare.take().filter(|_| lazy) {
+                Some(spare) => match st.engine.admit_plain(&view.id, method) {
+                    Some(_) => Some(Taken::Spare(spare)),
+                    None => {
+                        st.spare = Some(spare);
+                        None
+                    }
+                },
+                None => st.engine.take_plain(&view.id, method).map(Taken::Head),
+            }
+        };
+        let Some(taken) = taken else {
             return false;
         };
-        let method = methods::TOOLS_CALL;
-        let version = head.protocol_version;
+        let version = match &taken {
+            Taken::Spare(c) => c.version,
+            Taken::Head(h) => h.protocol_version,
+        };
         if let Err(wait) = self.admit_call(call.name(params), version) {
             self.refuse_id(&view.id, version, method, Limited::ToolCall, wait);
             return true;
         }
-        self.run_here(view.id, head, method, |s, ctx| {
+        let run = |s: &Shared, ctx: &Context| {
             let outcome = dispatch::call_tool_text(s, params, &call, ctx);
             #[cfg(feature = "tasks")]
             let outcome = tasks::continued(s, ctx, outcome);
             outcome
-        });
+        };
+        let head = match taken {
+            Taken::Spare(mut spare) => match Arc::get_mut(&mut spare) {
+                Some(free) => {
+                    free.renew(view.id);
+                    free.keep_tool(&self.shared, call.name(params));
+                    self.run_call(spare, true, method, run);
+                    return true;
+                }
+                // A handler kept its context: this call gets its own.
+                None => spare.head(),
+            },
+            Taken::Head(head) => head,
+        };
+        self.run_here(view.id, head, method, run);
         true
     }
 
     fn close(&self) {
-        let idle = {
+        // The spare call holds the session: dropped after the lock, which is the session's.
+        let (idle, _spare) = {
             let mut st = self.state();
             st.closed = true;
+            let spare = st.spare.take();
             for call in st.calls.values() {
                 call.cancel.fire_on_close();
             }
@@ -900,7 +987,7 @@ impl Session for KitSession {
                 engine.abandon(id);
             }
             listens.clear();
-            st.drained()
+            (st.drained(), spare)
         };
         // Requests read before the end are still answered (JSON-RPC: every request gets its
         // response): the outbound stays until the last of them is, and then goes, which lets
@@ -938,6 +1025,16 @@ impl State {
     /// Closed, with no request left in flight: nothing more will be answered.
     fn drained(&self) -> bool {
         self.closed && self.engine.load().0 == 0
+    }
+
+    /// Keeps `spare` for the next quick call while the session is open and has none; returns
+    /// it otherwise, for the caller to drop once the lock is let go.
+    fn keep(&mut self, spare: Option<Arc<Call>>) -> Option<Arc<Call>> {
+        if self.closed || self.spare.is_some() {
+            return spare;
+        }
+        self.spare = spare;
+        None
     }
 
     /// Adds a subscription; -32602 beyond the session's limits (one already held is fine).

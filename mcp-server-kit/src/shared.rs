@@ -3,7 +3,7 @@
 //! sessions and dispatch, which all read it; it knows none of them.
 
 use std::any::{Any, TypeId};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
@@ -101,6 +101,9 @@ pub(crate) struct Shared {
     pub(crate) engine_config: Arc<ServerConfig>,
     pub(crate) config: Config,
     registry: RwLock<Registry>,
+    /// How many times the registry was changed: a tool kept from an earlier look-up is the
+    /// registry's while this has not moved (see `Call::quick_tool`).
+    registry_changes: AtomicU64,
     pub(crate) pool: Executor,
     /// Cursors of sessions whose transport seals nothing (stdio, memory).
     pub(crate) cursors: CursorCodec,
@@ -141,6 +144,7 @@ impl Shared {
             cursors: CursorCodec::new(),
             config,
             registry: RwLock::new(registry),
+            registry_changes: AtomicU64::new(0),
             pool,
             tasks: Arc::new(tasks),
             skills,
@@ -153,7 +157,29 @@ impl Shared {
 
     /// The registry, for a change made by the [`Server`](crate::Server) handle.
     pub(crate) fn registry_mut(&self) -> RwLockWriteGuard<'_, Registry> {
-        self.registry.write().unwrap_or_else(|p| p.into_inner())
+        let guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
+        // Counted under the lock, before the change: whoever reads the new count and looks
+        // again waits for the change to be made.
+        self.registry_changes.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
+
+    /// See `registry_changes`: a plain load, where taking the registry's lock is two atomic
+    /// operations.
+    pub(crate) fn registry_version(&self) -> u64 {
+        self.registry_changes.load(Ordering::Acquire)
+    }
+
+    /// The tool named `name`, and the registry's version it was found in.
+    pub(crate) fn find_tool(&self, name: &str) -> (u64, Option<Arc<Tool>>) {
+        let version = self.registry_version();
+        let tool = self
+            .registry()
+            .tools
+            .iter()
+            .find(|t| t.def.name == name)
+            .cloned();
+        (version, tool)
     }
 }
 

@@ -288,3 +288,122 @@ fn an_answer_computed_after_the_end_of_input_still_goes_out() {
     );
     c.served.recv_timeout(WAIT).unwrap().unwrap();
 }
+
+/// The text of the answer to `tools/call` `id` (notifications met first are skipped).
+fn text_of(c: &mut Client, id: i64) -> String {
+    loop {
+        let v = c.next();
+        if v["id"] == id && v.get("method").is_none() {
+            return v["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a text answer: {v}"))
+                .to_owned();
+        }
+    }
+}
+
+fn call(c: &mut Client, id: i64, tool: &str) {
+    c.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                  "params": {"name": tool, "arguments": {}}}));
+}
+
+/// A quick call on the stdio reader takes over the last one's context when nothing kept it
+/// (a reference count is an atomic operation, and that path runs few else): each call must
+/// still be its own request, whatever the calls before it did with theirs.
+#[test]
+fn every_quick_call_has_a_context_of_its_own_after_one_kept_or_cancelled() {
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Context>::new()));
+    let k = kept.clone();
+    let keep = Tool::new("keep", move |_: NoArgs, ctx: &Context| {
+        k.lock().unwrap().push(ctx.clone());
+        Ok::<_, Error>(ctx.request_id().to_string())
+    });
+    let look = Tool::new("look", |_: NoArgs, ctx: &Context| {
+        Ok::<_, Error>(format!("{} {}", ctx.request_id(), ctx.is_cancelled()))
+    });
+    let (started_tx, waited) = sync_channel(4);
+    let wait = Tool::new("wait", move |_: NoArgs, ctx: &Context| {
+        started_tx.send(ctx.wait_cancelled(WAIT * 2)).unwrap();
+        Ok::<_, Error>("waited")
+    });
+    let server = Server::builder("t", "1")
+        .tool(keep)
+        .tool(look)
+        .tool(wait)
+        .quick_handlers(true)
+        .build()
+        .unwrap();
+    let mut c = start(server);
+    for id in 1..=2 {
+        call(&mut c, id, "look");
+        assert_eq!(text_of(&mut c, id), format!("{id} false"));
+    }
+    for id in 3..=4 {
+        call(&mut c, id, "keep");
+        assert_eq!(text_of(&mut c, id), id.to_string());
+    }
+    call(&mut c, 5, "look");
+    assert_eq!(text_of(&mut c, 5), "5 false");
+    // A call cancelled while it blocks: the next one is not.
+    call(&mut c, 6, "wait");
+    c.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": 6}}),
+    );
+    assert_eq!(waited.recv_timeout(WAIT), Ok(true));
+    for id in 7..=8 {
+        call(&mut c, id, "look");
+        assert_eq!(text_of(&mut c, id), format!("{id} false"));
+    }
+    let ids: Vec<String> = kept
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|ctx| ctx.request_id().to_string())
+        .collect();
+    assert_eq!(ids, ["3", "4"], "a kept context stays its own request's");
+    c.close_input();
+    c.served.recv_timeout(WAIT).unwrap().unwrap();
+}
+
+/// The tool a quick call runs is kept for the next call of it (no registry lock a call): a
+/// tool replaced or removed in between must be what the next call meets.
+#[test]
+fn a_tool_replaced_or_removed_between_quick_calls_is_what_the_next_call_meets() {
+    let answer =
+        |text: &'static str| Tool::new("t", move |_: NoArgs, _: &Context| Ok::<_, Error>(text));
+    let server = Server::builder("t", "1")
+        .tool(answer("old"))
+        .quick_handlers(true)
+        .build()
+        .unwrap();
+    let handle = server.clone();
+    let mut c = start(server);
+    for id in 1..=3 {
+        call(&mut c, id, "t");
+        assert_eq!(text_of(&mut c, id), "old");
+    }
+    handle.add_tool(answer("new"));
+    for id in 4..=5 {
+        call(&mut c, id, "t");
+        assert_eq!(text_of(&mut c, id), "new");
+    }
+    assert!(handle.remove_tool("t"));
+    call(&mut c, 6, "t");
+    let v = loop {
+        let v = c.next();
+        if v["id"] == 6 {
+            break v;
+        }
+    };
+    let said = v["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+        + v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+    assert!(said.contains("Unknown tool"), "{v}");
+    c.close_input();
+    c.served.recv_timeout(WAIT).unwrap().unwrap();
+}

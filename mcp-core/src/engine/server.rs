@@ -332,6 +332,23 @@ impl ServerEngine {
     /// hands the decoded message to `handle`, which decides. The caller vouches that the
     /// params hold no `_meta` member (no progress token, no 2026-07-28 envelope).
     pub fn take_plain(&mut self, id: &RequestId, method: &str) -> Option<PlainRequest> {
+        self.admit_plain(id, method)?;
+        let Mode::Legacy(session) = &self.mode else {
+            return None;
+        };
+        Some(PlainRequest {
+            protocol_version: session.version,
+            client_capabilities: Arc::clone(&session.client_capabilities),
+            client_info: session.client_info.clone(),
+        })
+    }
+
+    /// [`take_plain`](Self::take_plain) for a caller that already holds this session's
+    /// [`PlainRequest`] facts (they are fixed from `initialize` on): the same checks, the
+    /// request in flight the same way, and only the negotiated revision returned, so that no
+    /// reference count is touched (each is an atomic operation a request, measurable on a
+    /// request that does little else).
+    pub fn admit_plain(&mut self, id: &RequestId, method: &str) -> Option<ProtocolVersion> {
         let Mode::Legacy(session) = &self.mode else {
             return None;
         };
@@ -342,14 +359,10 @@ impl ServerEngine {
         {
             return None;
         }
-        let plain = PlainRequest {
-            protocol_version: session.version,
-            client_capabilities: Arc::clone(&session.client_capabilities),
-            client_info: session.client_info.clone(),
-        };
+        let version = session.version;
         self.incoming
             .insert(id.clone(), InFlight::plain(Era::Legacy));
-        Some(plain)
+        Some(version)
     }
 
     fn on_modern_request(&mut self, req: Request, head: meta::RequestMeta) -> ServerStep {

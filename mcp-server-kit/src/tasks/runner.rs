@@ -281,6 +281,7 @@ fn launch(shared: &Shared, origin: Origin<'_>, work: Work) -> Outcome {
         task: Some(run),
         tool_call: true,
         continuation: Mutex::new(None),
+        tool: None,
     });
     tasks.running().insert(id.clone(), Arc::clone(&call));
     let owner = Arc::clone(tasks);
