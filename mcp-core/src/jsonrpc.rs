@@ -22,6 +22,14 @@ mod quick;
 
 pub use quick::RequestView;
 
+/// Where the JSON value starting at byte `start` of `text` (white space first allowed) ends,
+/// if it is valid: what serde_json accepts as a `RawValue`, nested at most 64 deep (a deeper
+/// value is `None`, left to serde_json). It builds nothing and allocates nothing, for a reader
+/// that takes a message apart in place (see [`RequestView::read_with`]).
+pub fn json_value_end(text: &[u8], start: usize) -> Option<usize> {
+    json_text::value_end(text, start)
+}
+
 /// The JSON-RPC protocol version string every message carries.
 pub const JSONRPC_VERSION: &str = "2.0";
 

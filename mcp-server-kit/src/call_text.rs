@@ -3,13 +3,16 @@
 //! the tool's plan as they are read and typed straight from the same text (see
 //! `dispatch::call_tool_text`).
 //!
-//! The params text is valid JSON (a `RawValue`, or checked by the quick reader): the scan only has to find where
-//! each member begins and ends, not to check it. A call that is not usual (a `task`, a
-//! 2026-07-28 retry's `inputResponses` or `requestState`, a member written with escapes, a
-//! repeated member, arguments that are not an object) is `None`, and takes the general way,
-//! which types every member and words every error.
+//! The scan checks the params as JSON while it takes them apart, so that a line read by the
+//! stdio reader is scanned once (`RequestView::read_with`), not checked by mcp-core and then
+//! scanned again here. A call that is not usual (a `task`, a 2026-07-28 retry's
+//! `inputResponses` or `requestState`, a member written with escapes, a repeated member,
+//! arguments that are not an object) is only checked, and takes the general way, which types
+//! every member and words every error.
 
 use std::ops::Range;
+
+use mcp_core::jsonrpc::json_value_end;
 
 /// The name and arguments of a usual call, as byte ranges of its params text.
 pub(crate) struct CallText {
@@ -21,9 +24,30 @@ pub(crate) struct CallText {
 }
 
 impl CallText {
-    /// The parts of a usual call, or `None` for the general way.
-    pub(crate) fn read(params: &str) -> Option<CallText> {
-        let t = params.as_bytes();
+    /// A call's params read straight from the line that holds them (see
+    /// `RequestView::read_with`), checked as they are scanned: `rest` runs from where they
+    /// begin to the end of the line. Returns how many bytes they take and the call's parts if
+    /// it is usual; `None` when they are not valid JSON. The usual call is checked and taken
+    /// apart in one scan; anything else is only checked, by mcp-core's scan.
+    pub(crate) fn read_checked(rest: &str) -> Option<(usize, Option<CallText>)> {
+        let t = rest.as_bytes();
+        match Self::scan(t, json_value_end) {
+            Some((end, call)) => Some((end, Some(call))),
+            None => json_value_end(t, 0).map(|end| (end, None)),
+        }
+    }
+
+    /// The parts of a usual call whose params are known to be valid JSON (a `RawValue`), or
+    /// `None` for the general way. Values are skipped without being checked again, to any
+    /// depth.
+    pub(crate) fn read_valid(params: &str) -> Option<CallText> {
+        Self::scan(params.as_bytes(), skip_value).map(|(_, call)| call)
+    }
+
+    /// The usual call at the start of `t` and where it ends, each member's value passed over
+    /// by `value_end`; `None` for anything else, valid or not. (One copy for both readers: a
+    /// function pointer, not a type parameter, keeps the binary small.)
+    fn scan(t: &[u8], value_end: fn(&[u8], usize) -> Option<usize>) -> Option<(usize, CallText)> {
         let mut i = ws(t, 0);
         if t.get(i) != Some(&b'{') {
             return None;
@@ -35,8 +59,6 @@ impl CallText {
         let mut meta = false;
         loop {
             i = ws(t, i);
-            // The two names looked for are matched as they stand; any other is scanned. Which
-            // one it was is known from here on, not compared again.
             let rest = t.get(i..)?;
             let (key, key_end) = if rest.starts_with(b"\"name\"") {
                 (Key::Name, i + 6)
@@ -53,7 +75,6 @@ impl CallText {
             }
             let start = ws(t, i + 1);
             let end = match key {
-                // A name is a plain string, read once: where it ends is where the value does.
                 Key::Name if name.is_none() => {
                     let r = plain_string(t, start)?;
                     let end = r.end + 1;
@@ -62,10 +83,9 @@ impl CallText {
                 }
                 Key::Arguments if !seen_arguments => {
                     seen_arguments = true;
-                    let end = skip_value(t, start)?;
+                    let end = value_end(t, start)?;
                     match t[start] {
                         b'{' => arguments = Some(start..end),
-                        // As an absent `arguments`.
                         b'n' => {}
                         _ => return None,
                     }
@@ -80,7 +100,7 @@ impl CallText {
                         // Unknown members, kept unused by the typed params.
                         _ => {}
                     }
-                    skip_value(t, start)?
+                    value_end(t, start)?
                 }
             };
             i = ws(t, end);
@@ -90,11 +110,12 @@ impl CallText {
                 _ => return None,
             }
         }
-        Some(CallText {
+        let call = CallText {
             name: name?,
             arguments,
             meta,
-        })
+        };
+        Some((i + 1, call))
     }
 
     /// Whether the params carry `_meta` (a progress token, a 2026-07-28 envelope): such a
@@ -130,7 +151,7 @@ fn ws(t: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The contents of the string starting at `i` (its quotes excluded), if it has no escapes.
+/// The contents of the string starting at `i`, if it is valid JSON without escapes.
 #[inline]
 fn plain_string(t: &[u8], i: usize) -> Option<Range<usize>> {
     if t.get(i) != Some(&b'"') {
@@ -139,7 +160,7 @@ fn plain_string(t: &[u8], i: usize) -> Option<Range<usize>> {
     let len = t
         .get(i + 1..)?
         .iter()
-        .position(|&b| b == b'"' || b == b'\\')?;
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
     let end = i + 1 + len;
     (t[end] == b'"').then_some(i + 1..end)
 }
@@ -205,7 +226,9 @@ mod tests {
     fn read(text: &str) -> Option<(String, Option<String>)> {
         let raw = RawValue::from_string(text.to_owned()).unwrap();
         let raw = raw.get();
-        let c = CallText::read(raw)?;
+        let (len, c) = CallText::read_checked(raw)?;
+        assert_eq!(len, raw.len(), "{raw}");
+        let c = c?;
         Some((c.name(raw).to_owned(), c.arguments(raw).map(str::to_owned)))
     }
 
@@ -268,6 +291,88 @@ mod tests {
             }
         }
         assert!(found > 4_000, "only {found} usual calls");
+    }
+
+    /// Mutated request lines: reading a line once, its params checked and taken apart in one
+    /// scan, finds what the two scans find (mcp-core's check, then the call's parts), and
+    /// refuses what they refuse (invalid JSON anywhere in the params included).
+    #[test]
+    fn one_scan_of_a_line_finds_what_two_find() {
+        use mcp_core::jsonrpc::RequestView;
+        let seeds = [
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"a \"}\" b","n":[1,{"x":"]"}]},"_meta":{"progressToken":"}"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"other":[true,null,-1.5e3],"name":"t","arguments":null}}"#,
+            r#"{"params":{"arguments":{"k":[]},"name":"tool-1"},"jsonrpc":"2.0","method":"tools/call","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
+        ];
+        #[rustfmt::skip]
+        let alphabet: &[&str] = &[
+            "{", "}", "[", "]", ",", ":", "\"", "\\\"", "\\u0041", "\\", " ", "0", "-1.5", "01",
+            "true", "nul", "null", "name", "arguments", "\"task\":{},", "\"_meta\":{},",
+            "\"name\":\"x\",", "\"arguments\":{},", "\"arguments\":null,", "é", "\u{1}", "\t",
+        ];
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let (mut usual, mut refused) = (0, 0);
+        for round in 0..60_000 {
+            let mut text = seeds[round % seeds.len()].to_owned();
+            for _ in 0..next() % 3 {
+                let mut at = next() % (text.len() + 1);
+                while !text.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let piece = alphabet[next() % alphabet.len()];
+                if next() % 2 == 0 {
+                    text.insert_str(at, piece);
+                } else {
+                    let mut end = (at + 1).min(text.len());
+                    while !text.is_char_boundary(end) {
+                        end += 1;
+                    }
+                    text.replace_range(at..end, piece);
+                }
+            }
+            let once = RequestView::read_with(&text, CallText::read_checked);
+            let twice = RequestView::read(&text);
+            let (once, twice) = match (once, twice) {
+                (None, None) => {
+                    refused += 1;
+                    continue;
+                }
+                (Some(once), Some(twice)) => (once, twice),
+                (once, twice) => panic!("{text}: once {:?}, twice {twice:?}", once.map(|o| o.0)),
+            };
+            let (view, made) = once;
+            assert_eq!(
+                (&view.id, view.method, view.params),
+                (&twice.id, twice.method, twice.params),
+                "{text}"
+            );
+            let parts = |c: &CallText, p: &str| {
+                (
+                    c.name(p).to_owned(),
+                    c.arguments(p).map(str::to_owned),
+                    c.has_meta(),
+                )
+            };
+            let params = twice.params.unwrap_or_default();
+            let got = made.flatten().map(|c| parts(&c, params));
+            let want = twice
+                .params
+                .and_then(CallText::read_valid)
+                .map(|c| parts(&c, params));
+            assert_eq!(got, want, "{text}");
+            usual += usize::from(got.is_some());
+        }
+        assert!(
+            usual > 5_000 && refused > 5_000,
+            "{usual} usual, {refused} refused"
+        );
     }
 
     #[test]

@@ -269,7 +269,7 @@ impl KitSession {
         if rc.method == methods::TOOLS_CALL {
             // The usual call goes from its params text to the handler in one read.
             let quick = rc.params.take().and_then(|params| {
-                match CallText::read(params.get())
+                match CallText::read_valid(params.get())
                     .filter(|c| tasks::plain_call(&self.shared, &rc, c.name(params.get())))
                 {
                     Some(call) => Some((params, call)),
@@ -488,7 +488,8 @@ impl KitSession {
         let call = self.new_call(rc.id, head, method, me.clone(), false);
         let job = move || {
             let ctx = Context { call };
-            let outcome = settled(&ctx, run(&me.shared, &ctx));
+            let mut outcome = run(&me.shared, &ctx);
+            settled(&ctx, &mut outcome);
             me.finish(&ctx.call.id, method, ctx.call.version, outcome);
         };
         if let Err(rejected) = self.shared.pool.execute(job) {
@@ -535,7 +536,8 @@ impl KitSession {
             return self.refuse_busy(&call, method);
         }
         let ctx = Context { call };
-        let outcome = settled(&ctx, run(&self.shared, &ctx));
+        let mut outcome = run(&self.shared, &ctx);
+        settled(&ctx, &mut outcome);
         // Over: from now on nothing lists it (a context the handler kept that blocks later
         // has no request left to cancel). Stored before `finish` takes the state lock, under
         // which a late listing looks at the flag.
@@ -904,13 +906,17 @@ impl Session for KitSession {
         if !self.info.handle_may_block {
             return false;
         }
-        let Some(view) = RequestView::read(line) else {
+        // The params are checked and taken apart as a call's in one scan (any method's:
+        // which one it is may come after them).
+        let Some((view, Some(Some(call)))) = RequestView::read_with(line, CallText::read_checked)
+        else {
             return false;
         };
-        let (true, Some(params)) = (view.method == methods::TOOLS_CALL, view.params) else {
-            return false;
-        };
-        let Some(call) = CallText::read(params).filter(|c| !c.has_meta()) else {
+        let (true, Some(params), false) = (
+            view.method == methods::TOOLS_CALL,
+            view.params,
+            call.has_meta(),
+        ) else {
             return false;
         };
         let method = methods::TOOLS_CALL;
@@ -940,12 +946,14 @@ impl Session for KitSession {
             Taken::Spare(c) => c.version,
             Taken::Head(h) => h.protocol_version,
         };
-        if let Err(wait) = self.admit_call(call.name(params), version) {
+        let name = call.name(params);
+        if let Err(wait) = self.admit_call(name, version) {
             self.refuse_id(&view.id, version, method, Limited::ToolCall, wait);
             return true;
         }
         let run = |s: &Shared, ctx: &Context| {
-            let outcome = dispatch::call_tool_text(s, params, &call, ctx);
+            let args = dispatch::CallArgs::Text(call.arguments(params));
+            let outcome = dispatch::call_tool_with(s, name, args, (None, None), ctx);
             #[cfg(feature = "tasks")]
             let outcome = tasks::continued(s, ctx, outcome);
             outcome
@@ -954,7 +962,7 @@ impl Session for KitSession {
             Taken::Spare(mut spare) => match Arc::get_mut(&mut spare) {
                 Some(free) => {
                     free.renew(view.id);
-                    free.keep_tool(&self.shared, call.name(params));
+                    free.keep_tool(&self.shared, name);
                     self.run_call(spare, true, method, run);
                     return true;
                 }
@@ -1228,11 +1236,10 @@ impl Link for KitSession {
 /// A handler's outcome, or busy when it was stopped because it could not wait for the client
 /// (`Cancel::fire_busy`): it may have returned `Cancelled`, which would leave the request
 /// unanswered, or anything else after it was told to stop.
-fn settled(ctx: &Context, outcome: Outcome) -> Outcome {
+#[inline]
+fn settled(ctx: &Context, outcome: &mut Outcome) {
     if ctx.call.cancel.refused_busy() {
-        Outcome::Error(busy())
-    } else {
-        outcome
+        *outcome = Outcome::Error(busy());
     }
 }
 

@@ -36,22 +36,44 @@ impl<'a> RequestView<'a> {
     /// The request, when `text` is a request of the usual shape; `None` for anything else
     /// (a notification, a response, escapes, extra members, invalid JSON).
     pub fn read(text: &'a str) -> Option<RequestView<'a>> {
-        let (id, method, params) = parts(text)?;
-        Some(RequestView {
-            id: id?,
-            method,
-            params,
-        })
+        Self::read_with(text, |p| Some((checked_len(p)?, ()))).map(|(view, _)| view)
     }
+
+    /// [`read`](Self::read) for a caller that reads the params itself as they are checked,
+    /// so that the line is scanned once: `params` gets the text from where the params
+    /// begin (an object or an array) to the end of the line, and returns how many bytes
+    /// they take and what it made of them. It must have checked those bytes to be one valid
+    /// JSON value, as [`json_value_end`](super::json_value_end) does (the view's `params`
+    /// promise that); `None` from it leaves the whole line to the decoder.
+    pub fn read_with<T>(
+        text: &'a str,
+        params: impl FnOnce(&'a str) -> Option<(usize, T)>,
+    ) -> Option<(RequestView<'a>, Option<T>)> {
+        let (id, method, read) = parts(text, params)?;
+        let (params, made) = read.unzip();
+        Some((
+            RequestView {
+                id: id?,
+                method,
+                params,
+            },
+            made,
+        ))
+    }
+}
+
+/// How many bytes the valid JSON value at the start of `text` takes.
+fn checked_len(text: &str) -> Option<usize> {
+    value_end(text.as_bytes(), 0)
 }
 
 /// The message, when `text` has the usual shape.
 pub(super) fn message(text: &str) -> Option<Message> {
-    let (id, method, params) = parts(text)?;
+    let (id, method, params) = parts(text, |p| Some((checked_len(p)?, ())))?;
     let method = method.to_owned();
     let params = match params {
         // Checked already; serde_json checks it again as it makes the value.
-        Some(p) => {
+        Some((p, ())) => {
             let mut de = serde_json::Deserializer::from_str(p);
             Some(<&RawValue>::deserialize(&mut de).ok()?.to_owned())
         }
@@ -64,15 +86,20 @@ pub(super) fn message(text: &str) -> Option<Message> {
 }
 
 /// The id (if any), method and params of a usual request or notification, borrowed.
+/// The params are read by `read_params` (see [`RequestView::read_with`]).
 #[inline]
 #[allow(clippy::type_complexity)]
-fn parts(text: &str) -> Option<(Option<RequestId>, &str, Option<&str>)> {
+fn parts<'a, T>(
+    text: &'a str,
+    read_params: impl FnOnce(&'a str) -> Option<(usize, T)>,
+) -> Option<(Option<RequestId>, &'a str, Option<(&'a str, T)>)> {
     let mut s = Scan { text, pos: 0 };
     s.expect(b'{')?;
     let mut jsonrpc = false;
     let mut id = None;
     let mut method = None;
-    let mut params: Option<&str> = None;
+    let mut params: Option<(&str, T)> = None;
+    let mut read_params = Some(read_params);
     loop {
         // The four names (and the version) are matched as they stand, quotes and all, with no
         // scan for where they end. A name already seen is not looked for (a match moves the
@@ -94,11 +121,15 @@ fn parts(text: &str) -> Option<(Option<RequestId>, &str, Option<&str>)> {
             method = Some(s.plain_str()?);
         } else if params.is_none() && s.literal(b"params\"") {
             s.expect(b':')?;
-            let raw = s.value()?;
-            if !matches!(raw.as_bytes().first(), Some(b'{' | b'[')) {
+            s.skip_ws();
+            // From here to the end of the line; the position is after an ASCII byte.
+            let rest = text.get(s.pos..)?;
+            if !matches!(rest.as_bytes().first(), Some(b'{' | b'[')) {
                 return None;
             }
-            params = Some(raw);
+            let (len, made) = read_params.take()?(rest)?;
+            s.pos += len;
+            params = Some((rest.get(..len)?, made));
         } else {
             return None;
         }
@@ -175,29 +206,27 @@ impl<'a> Scan<'a> {
         if bytes.get(self.pos) == Some(&b'"') {
             return self.plain_str().map(|s| RequestId::String(s.to_owned()));
         }
-        let start = self.pos;
-        let mut end = start + usize::from(bytes.get(start) == Some(&b'-'));
-        let digits = end;
-        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+        let negative = bytes.get(self.pos) == Some(&b'-');
+        let digits = self.pos + usize::from(negative);
+        let mut end = digits;
+        // Summed as a negative number, whose range reaches `i64::MIN`; `None` past it.
+        let mut n: i64 = 0;
+        while let Some(d) = bytes
+            .get(end)
+            .and_then(|b| b.is_ascii_digit().then(|| b - b'0'))
+        {
+            n = n.checked_mul(10)?.checked_sub(i64::from(d))?;
             end += 1;
         }
         // JSON has no leading zeros; a fraction or exponent stops the scan and is refused by
         // the caller, which then sees neither `,` nor `}`.
-        let n = end - digits;
-        if n == 0 || (n > 1 && bytes[digits] == b'0') {
+        let count = end - digits;
+        if count == 0 || (count > 1 && bytes[digits] == b'0') {
             return None;
         }
         self.pos = end;
-        self.text[start..end].parse().ok().map(RequestId::Number)
-    }
-
-    /// Any JSON value as text, checked; the scan goes on after it.
-    fn value(&mut self) -> Option<&'a str> {
-        self.skip_ws();
-        let start = self.pos;
-        self.pos = value_end(self.text.as_bytes(), start)?;
-        // Both ends are ASCII bytes of valid UTF-8 (or the text's end).
-        self.text.get(start..self.pos)
+        let n = if negative { n } else { n.checked_neg()? };
+        Some(RequestId::Number(n))
     }
 }
 
@@ -316,6 +345,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":0,"method":"x","params":[1,2]}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775807,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":-0,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1234567890123,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":"a long string id, é ✓ 😀, past a few words","method":"x"}"#,
         ];
         for text in usual {
@@ -334,6 +366,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
             r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":99999999999999999999999,"method":"x"}"#,
             // Invalid, in ways the general decoder words.
             r#"{"jsonrpc":"2.0","id":1,"jsonrpc"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":3,"method"params":{},"method":"x"}"#,
