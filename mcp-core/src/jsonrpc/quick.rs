@@ -206,16 +206,13 @@ impl<'a> Scan<'a> {
         if bytes.get(self.pos) == Some(&b'"') {
             return self.plain_str().map(|s| RequestId::String(s.to_owned()));
         }
-        let negative = bytes.get(self.pos) == Some(&b'-');
-        let digits = self.pos + usize::from(negative);
+        let start = self.pos;
+        let digits = start + usize::from(bytes.get(start) == Some(&b'-'));
         let mut end = digits;
-        // Summed as a negative number, whose range reaches `i64::MIN`; `None` past it.
-        let mut n: i64 = 0;
-        while let Some(d) = bytes
-            .get(end)
-            .and_then(|b| b.is_ascii_digit().then(|| b - b'0'))
-        {
-            n = n.checked_mul(10)?.checked_sub(i64::from(d))?;
+        // Up to 18 digits the sum cannot overflow; a longer number is parsed with its checks.
+        let mut n: u64 = 0;
+        while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            n = n.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
             end += 1;
         }
         // JSON has no leading zeros; a fraction or exponent stops the scan and is refused by
@@ -225,7 +222,11 @@ impl<'a> Scan<'a> {
             return None;
         }
         self.pos = end;
-        let n = if negative { n } else { n.checked_neg()? };
+        let n = match count {
+            ..=18 if digits == start => n as i64,
+            ..=18 => -(n as i64),
+            _ => self.text[start..end].parse().ok()?,
+        };
         Some(RequestId::Number(n))
     }
 }
@@ -348,6 +349,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":-0,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":1234567890123,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":-999999999999999999,"method":"x"}"#,
+            r#"{"jsonrpc":"2.0","id":1000000000000000000,"method":"x"}"#,
             r#"{"jsonrpc":"2.0","id":"a long string id, é ✓ 😀, past a few words","method":"x"}"#,
         ];
         for text in usual {
