@@ -235,24 +235,31 @@ fn skip_line(r: &mut dyn BufRead) -> io::Result<()> {
 }
 
 /// The index of the first `\n` in `bytes`. Every input byte passes through here, and a plain
-/// byte loop was the reader's own largest cost: this tests a machine word at a time (the
-/// classic "has a zero byte" trick on the word XOR newlines) and finishes byte by byte only in
-/// the word that holds the newline, or in a tail shorter than a word.
+/// byte loop was the reader's own largest cost: this looks at 32 bytes a step (no early exit
+/// inside a step, so that the compiler compares them at once), then finds the newline in the
+/// step that holds it a machine word at a time (the classic "has a zero byte" trick on the word
+/// XOR newlines, whose lowest flag is exact), byte by byte only in a tail shorter than a word.
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const W: usize = std::mem::size_of::<usize>();
-    const ONES: usize = usize::from_ne_bytes([0x01; W]);
-    const HIGHS: usize = usize::from_ne_bytes([0x80; W]);
-    const NEWLINES: usize = usize::from_ne_bytes([b'\n'; W]);
+    const STEP: usize = 32;
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const NEWLINES: u64 = u64::from_le_bytes([b'\n'; 8]);
     let mut start = 0;
-    for word in bytes.chunks_exact(W) {
-        let mut a = [0u8; W];
-        a.copy_from_slice(word);
-        let x = usize::from_ne_bytes(a) ^ NEWLINES;
-        // Non-zero exactly when some byte of `x` is zero, that is some byte was a newline.
-        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+    for step in bytes.chunks_exact(STEP) {
+        if step.iter().fold(false, |seen, &b| seen | (b == b'\n')) {
             break;
         }
-        start += W;
+        start += STEP;
+    }
+    for word in bytes[start..].chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(word);
+        let x = u64::from_le_bytes(a) ^ NEWLINES;
+        let flags = x.wrapping_sub(ONES) & !x & HIGHS;
+        if flags != 0 {
+            return Some(start + (flags.trailing_zeros() / 8) as usize);
+        }
+        start += 8;
     }
     bytes[start..]
         .iter()
@@ -672,7 +679,7 @@ mod tests {
 
     #[test]
     fn finds_the_first_newline_at_every_offset() {
-        for len in 0..40 {
+        for len in 0..100 {
             for at in 0..=len {
                 let mut v = vec![b'a'; len];
                 // Bytes next to a newline in value, to catch a sloppy word test.
