@@ -223,6 +223,35 @@ mod tests {
 
     use super::CallText;
 
+    /// A small generator of pseudo-random numbers, from `seed`.
+    fn lcg(mut seed: u64) -> impl FnMut() -> usize {
+        move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        }
+    }
+
+    /// Puts a piece of `alphabet` into `text` at a place `next` draws, inserted or in place of
+    /// the character there.
+    fn mutate(text: &mut String, alphabet: &[&str], next: &mut impl FnMut() -> usize) {
+        let mut at = next() % (text.len() + 1);
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let piece = alphabet[next() % alphabet.len()];
+        if next() % 2 == 0 {
+            text.insert_str(at, piece);
+        } else {
+            let mut end = (at + 1).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            text.replace_range(at..end, piece);
+        }
+    }
+
     fn read(text: &str) -> Option<(String, Option<String>)> {
         let raw = RawValue::from_string(text.to_owned()).unwrap();
         let raw = raw.get();
@@ -247,31 +276,12 @@ mod tests {
             "name", "arguments", "\"task\":{},", "\"requestState\":\"s\",", "\"name\":\"x\",",
             "\"arguments\":{},", "\"arguments\":null,", "é",
         ];
-        let mut seed = 9u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut next = lcg(9);
         let mut found = 0;
         for round in 0..40_000 {
             let mut text = seeds[round % seeds.len()].to_owned();
             for _ in 0..1 + next() % 2 {
-                let mut at = next() % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let piece = alphabet[next() % alphabet.len()];
-                if next() % 2 == 0 {
-                    text.insert_str(at, piece);
-                } else {
-                    let mut end = (at + 1).min(text.len());
-                    while !text.is_char_boundary(end) {
-                        end += 1;
-                    }
-                    text.replace_range(at..end, piece);
-                }
+                mutate(&mut text, alphabet, &mut next);
             }
             // The scan is only ever given valid JSON (a `RawValue`).
             let Ok(parsed) = serde_json::from_str::<Value>(&text) else {
@@ -311,31 +321,12 @@ mod tests {
             "true", "nul", "null", "name", "arguments", "\"task\":{},", "\"_meta\":{},",
             "\"name\":\"x\",", "\"arguments\":{},", "\"arguments\":null,", "é", "\u{1}", "\t",
         ];
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut next = lcg(11);
         let (mut usual, mut refused) = (0, 0);
         for round in 0..60_000 {
             let mut text = seeds[round % seeds.len()].to_owned();
             for _ in 0..next() % 3 {
-                let mut at = next() % (text.len() + 1);
-                while !text.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let piece = alphabet[next() % alphabet.len()];
-                if next() % 2 == 0 {
-                    text.insert_str(at, piece);
-                } else {
-                    let mut end = (at + 1).min(text.len());
-                    while !text.is_char_boundary(end) {
-                        end += 1;
-                    }
-                    text.replace_range(at..end, piece);
-                }
+                mutate(&mut text, alphabet, &mut next);
             }
             let once = RequestView::read_with(&text, CallText::read_checked);
             let twice = RequestView::read(&text);
