@@ -1233,9 +1233,10 @@ impl Link for KitSession {
     }
 }
 
-/// A handler's outcome, or busy when it was stopped because it could not wait for the client
-/// (`Cancel::fire_busy`): it may have returned `Cancelled`, which would leave the request
-/// unanswered, or anything else after it was told to stop.
+/// Turns a handler's outcome into busy when it was stopped because it could not wait for the
+/// client (`Cancel::fire_busy`): it may have returned `Cancelled`, which would leave the request
+/// unanswered, or anything else after it was told to stop. (In place: an outcome is large, and
+/// passing it through would copy it.)
 #[inline]
 fn settled(ctx: &Context, outcome: &mut Outcome) {
     if ctx.call.cancel.refused_busy() {
