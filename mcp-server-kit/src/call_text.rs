@@ -13,6 +13,7 @@
 use std::ops::Range;
 
 use mcp_core::jsonrpc::json_value_end;
+use mcp_core::types::methods;
 
 /// The name and arguments of a usual call, as byte ranges of its params text.
 pub(crate) struct CallText {
@@ -29,9 +30,18 @@ impl CallText {
     /// begin to the end of the line. Returns how many bytes they take and the call's parts if
     /// it is usual; `None` when they are not valid JSON. The usual call is checked and taken
     /// apart in one scan; anything else is only checked, by mcp-core's scan.
-    pub(crate) fn read_checked(rest: &str) -> Option<(usize, Option<CallText>)> {
+    /// A request whose method came first and is not `tools/call` has its params only
+    /// checked.
+    pub(crate) fn read_checked(
+        method: Option<&str>,
+        rest: &str,
+    ) -> Option<(usize, Option<CallText>)> {
         let t = rest.as_bytes();
-        match Self::scan(t, json_value_end) {
+        let call = match method {
+            Some(m) if m != methods::TOOLS_CALL => None,
+            _ => Self::scan(t, json_value_end),
+        };
+        match call {
             Some((end, call)) => Some((end, Some(call))),
             None => json_value_end(t, 0).map(|end| (end, None)),
         }
@@ -255,7 +265,7 @@ mod tests {
     fn read(text: &str) -> Option<(String, Option<String>)> {
         let raw = RawValue::from_string(text.to_owned()).unwrap();
         let raw = raw.get();
-        let (len, c) = CallText::read_checked(raw)?;
+        let (len, c) = CallText::read_checked(None, raw)?;
         assert_eq!(len, raw.len(), "{raw}");
         let c = c?;
         Some((c.name(raw).to_owned(), c.arguments(raw).map(str::to_owned)))
@@ -328,7 +338,8 @@ mod tests {
             for _ in 0..next() % 3 {
                 mutate(&mut text, alphabet, &mut next);
             }
-            let once = RequestView::read_with(&text, CallText::read_checked);
+            // Whatever the method: the scan itself is what is compared here.
+            let once = RequestView::read_with(&text, |_, p| CallText::read_checked(None, p));
             let twice = RequestView::read(&text);
             let (once, twice) = match (once, twice) {
                 (None, None) => {
@@ -364,6 +375,34 @@ mod tests {
             usual > 5_000 && refused > 5_000,
             "{usual} usual, {refused} refused"
         );
+    }
+
+    /// Params after another method are only checked, not scanned for a call; after
+    /// `tools/call`, or before the method, they are scanned.
+    #[test]
+    fn only_a_call_or_params_before_the_method_are_scanned_as_a_call() {
+        use mcp_core::jsonrpc::RequestView;
+        let scanned = |line: &str| {
+            let (view, made) = RequestView::read_with(line, CallText::read_checked).unwrap();
+            assert!(view.params.is_some(), "{line}");
+            made.unwrap().is_some()
+        };
+        let params = r#"{"name":"echo","arguments":{}}"#;
+        for (method_first, method, want) in [
+            (true, "tools/call", true),
+            (true, "prompts/get", false),
+            (false, "prompts/get", true),
+        ] {
+            let line = if method_first {
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#)
+            } else {
+                format!(r#"{{"jsonrpc":"2.0","id":1,"params":{params},"method":"{method}"}}"#)
+            };
+            assert_eq!(scanned(&line), want, "{line}");
+        }
+        // Invalid params are refused either way.
+        let bad = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":x}}"#;
+        assert!(RequestView::read_with(bad, CallText::read_checked).is_none());
     }
 
     #[test]

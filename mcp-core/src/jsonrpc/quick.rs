@@ -36,18 +36,19 @@ impl<'a> RequestView<'a> {
     /// The request, when `text` is a request of the usual shape; `None` for anything else
     /// (a notification, a response, escapes, extra members, invalid JSON).
     pub fn read(text: &'a str) -> Option<RequestView<'a>> {
-        Self::read_with(text, |p| Some((checked_len(p)?, ()))).map(|(view, _)| view)
+        Self::read_with(text, |_, p| Some((checked_len(p)?, ()))).map(|(view, _)| view)
     }
 
     /// [`read`](Self::read) for a caller that reads the params itself as they are checked,
-    /// so that the line is scanned once: `params` gets the text from where the params
-    /// begin (an object or an array) to the end of the line, and returns how many bytes
-    /// they take and what it made of them. It must have checked those bytes to be one valid
-    /// JSON value, as [`json_value_end`](super::json_value_end) does (the view's `params`
-    /// promise that); `None` from it leaves the whole line to the decoder.
+    /// so that the line is scanned once: `params` gets the method if it came before them, and
+    /// the text from where the params begin (an object or an array) to the end of the line,
+    /// and returns how many bytes they take and what it made of them. It must have checked
+    /// those bytes to be one valid JSON value, as [`json_value_end`](super::json_value_end)
+    /// does (the view's `params` promise that); `None` from it leaves the whole line to the
+    /// decoder.
     pub fn read_with<T>(
         text: &'a str,
-        params: impl FnOnce(&'a str) -> Option<(usize, T)>,
+        params: impl FnOnce(Option<&'a str>, &'a str) -> Option<(usize, T)>,
     ) -> Option<(RequestView<'a>, Option<T>)> {
         let (id, method, read) = parts(text, params)?;
         let (params, made) = read.unzip();
@@ -69,7 +70,7 @@ fn checked_len(text: &str) -> Option<usize> {
 
 /// The message, when `text` has the usual shape.
 pub(super) fn message(text: &str) -> Option<Message> {
-    let (id, method, params) = parts(text, |p| Some((checked_len(p)?, ())))?;
+    let (id, method, params) = parts(text, |_, p| Some((checked_len(p)?, ())))?;
     let method = method.to_owned();
     let params = match params {
         // Checked already; serde_json checks it again as it makes the value.
@@ -91,7 +92,7 @@ pub(super) fn message(text: &str) -> Option<Message> {
 #[allow(clippy::type_complexity)]
 fn parts<'a, T>(
     text: &'a str,
-    read_params: impl FnOnce(&'a str) -> Option<(usize, T)>,
+    read_params: impl FnOnce(Option<&'a str>, &'a str) -> Option<(usize, T)>,
 ) -> Option<(Option<RequestId>, &'a str, Option<(&'a str, T)>)> {
     let mut s = Scan { text, pos: 0 };
     s.expect(b'{')?;
@@ -127,7 +128,7 @@ fn parts<'a, T>(
             if !matches!(rest.as_bytes().first(), Some(b'{' | b'[')) {
                 return None;
             }
-            let (len, made) = read_params.take()?(rest)?;
+            let (len, made) = read_params.take()?(method, rest)?;
             s.pos += len;
             params = Some((rest.get(..len)?, made));
         } else {
