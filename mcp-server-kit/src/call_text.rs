@@ -29,9 +29,8 @@ impl CallText {
     /// `RequestView::read_with`), checked as they are scanned: `rest` runs from where they
     /// begin to the end of the line. Returns how many bytes they take and the call's parts if
     /// it is usual; `None` when they are not valid JSON. The usual call is checked and taken
-    /// apart in one scan; anything else is only checked, by mcp-core's scan.
-    /// A request whose method came first and is not `tools/call` has its params only
-    /// checked.
+    /// apart in one scan; anything else is only checked, by mcp-core's scan (and so are the
+    /// params of a request whose method came first and is not `tools/call`).
     pub(crate) fn read_checked(
         method: Option<&str>,
         rest: &str,
@@ -69,6 +68,8 @@ impl CallText {
         let mut meta = false;
         loop {
             i = ws(t, i);
+            // The two names looked for are matched as they stand; any other is scanned. Which
+            // one it was is known from here on, not compared again.
             let rest = t.get(i..)?;
             let (key, key_end) = if rest.starts_with(b"\"name\"") {
                 (Key::Name, i + 6)
@@ -85,6 +86,7 @@ impl CallText {
             }
             let start = ws(t, i + 1);
             let end = match key {
+                // A name is a plain string, read once: where it ends is where the value does.
                 Key::Name if name.is_none() => {
                     let r = plain_string(t, start)?;
                     let end = r.end + 1;
@@ -96,6 +98,7 @@ impl CallText {
                     let end = value_end(t, start)?;
                     match t[start] {
                         b'{' => arguments = Some(start..end),
+                        // As an absent `arguments`.
                         b'n' => {}
                         _ => return None,
                     }
